@@ -1,0 +1,19 @@
+// The list of `gguflow` subcommands. Each lives in its own cmd_<name>.cc and is registered
+// explicitly in commands.cc (no static self-registration).
+#pragma once
+
+#include <span>
+
+namespace gguflow::cli {
+
+struct Command {
+  const char* name;
+  const char* summary;
+  int (*run)(int argc, char** argv);  // argv after the subcommand name; returns the exit code
+};
+
+std::span<const Command> commands();
+
+int run_inspect(int argc, char** argv);
+
+}  // namespace gguflow::cli
