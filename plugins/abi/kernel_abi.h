@@ -1,0 +1,86 @@
+/* The kernel ABI: the only interface between the gguflow host and a kernel plugin.
+ *
+ * Plain C. A plugin exports one function, `gguflow_kernels_get`, returning a pointer to a static
+ * table of function pointers. The host checks `abi_version` and `table_bytes` before using any
+ * entry. Nothing in a plugin allocates, starts threads, throws or keeps state between calls:
+ * the host splits work across threads by passing row ranges.
+ *
+ * Conventions
+ *  - A weight matrix W of GGML type `w_type` has `n_rows` rows of `n` elements; row r starts at
+ *    `(const char*)w + r * w_row_bytes`. y = W x means y[r] = dot(row r, x).
+ *  - Activations are multiplied in the format `act_type[w_type]` (GGML's `vec_dot_type`):
+ *    Q8_0 for Q4_0/Q5_0/Q8_0, Q8_1 for Q4_1/Q5_1, Q8_K for the k-quants, F16 for F16, BF16 for
+ *    BF16, F32 for F32. The host quantizes each activation row once with `quantize_act` and
+ *    reuses it for every weight row, which is what makes integer dot products possible.
+ *  - Every output element is computed by one fixed sequence of operations that does not depend
+ *    on the row range it was computed in, so results do not depend on the thread split.
+ */
+#ifndef GGUFLOW_KERNEL_ABI_H
+#define GGUFLOW_KERNEL_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "plugins/abi/ggml_type.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GGUFLOW_KERNEL_ABI_VERSION 1u
+
+/* Name of the exported entry point. */
+#define GGUFLOW_KERNELS_ENTRY "gguflow_kernels_get"
+
+typedef struct GgufflowKernels {
+  uint32_t abi_version; /* GGUFLOW_KERNEL_ABI_VERSION the plugin was built with */
+  uint32_t table_bytes; /* sizeof(GgufflowKernels) as the plugin was compiled */
+  const char* target_name; /* hwy::TargetName(HWY_TARGET), e.g. "AVX2" */
+  int64_t hwy_target;      /* HWY_TARGET bit of the build */
+
+  /* act_type[w] is the activation format weights of type w multiply with, or GGML_TYPE_COUNT
+   * when this plugin has no kernel for w. */
+  uint32_t act_type[GGML_TYPE_COUNT];
+
+  /* dst = x[0..n) encoded as `act_type` (F32, F16, BF16, Q8_0, Q8_1 or Q8_K); n is a multiple
+   * of that type's block size. Bit-exact with GGML's reference quantizer. */
+  void (*quantize_act)(uint32_t act_type, const float* x, void* dst, int64_t n);
+
+  /* Decode: y[r] = dot(W row r, act) for r in [row_begin, row_end); `act` is one row in
+   * act_type[w_type] of n elements. y is indexed by absolute row (y[row_begin] first). */
+  void (*mat_vec)(uint32_t w_type, const void* w, size_t w_row_bytes, int64_t n,
+                  int64_t row_begin, int64_t row_end, const void* act, float* y);
+
+  /* Prefill: y[a * y_stride + r] = dot(W row r, act row a) for r in [row_begin, row_end) and
+   * a in [0, n_act); act rows are `act_row_bytes` apart. Same values as n_act mat_vec calls. */
+  void (*mat_mat)(uint32_t w_type, const void* w, size_t w_row_bytes, int64_t n,
+                  int64_t row_begin, int64_t row_end, const void* act, size_t act_row_bytes,
+                  int64_t n_act, float* y, int64_t y_stride);
+
+  /* dst[0..n) = decoded row of any weight type listed in act_type (embedding lookups). */
+  void (*dequantize_row)(uint32_t type, const void* src, float* dst, int64_t n);
+
+  /* f32 vector primitives used by ops. */
+  float (*dot_f32)(const float* a, const float* b, int64_t n);
+  void (*axpy_f32)(float a, const float* x, float* y, int64_t n);     /* y += a * x */
+  void (*scale_f32)(float a, float* x, int64_t n);                    /* x *= a */
+  void (*add_f32)(const float* a, const float* b, float* y, int64_t n); /* y = a + b */
+  void (*mul_f32)(const float* a, const float* b, float* y, int64_t n); /* y = a * b */
+  /* y = x / sqrt(mean(x^2) + eps) * w (w may be NULL for no gain). */
+  void (*rmsnorm_f32)(const float* x, const float* w, float* y, int64_t n, float eps);
+  /* x = softmax(x) in place; returns sum of exp before normalisation. */
+  float (*softmax_f32)(float* x, int64_t n);
+  /* Rotates pairs of x[0..n_rot) of one head by the angles whose cos/sin are given
+   * (cos_sin[2i], cos_sin[2i+1] for pair i). neox != 0 pairs (i, i + n_rot/2), else (2i, 2i+1). */
+  void (*rope_f32)(float* x, int64_t n_rot, const float* cos_sin, int neox);
+  /* y = silu(gate) * up, silu(g) = g / (1 + exp(-g)). */
+  void (*silu_mul_f32)(const float* gate, const float* up, float* y, int64_t n);
+} GgufflowKernels;
+
+typedef const GgufflowKernels* (*GgufflowKernelsGetFn)(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GGUFLOW_KERNEL_ABI_H */
