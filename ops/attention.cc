@@ -1,0 +1,46 @@
+#include "ops/attention.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "runtime/core/error.h"
+
+namespace gguflow::ops {
+
+void kv_cache_store(const AttentionShape& s, const float* k_new, const float* v_new,
+                    const int32_t* positions, int64_t n_tokens, const KvCacheView& cache) {
+  const int64_t row = s.kv_row();
+  for (int64_t t = 0; t < n_tokens; ++t) {
+    const int64_t p = positions[t];
+    GGUFLOW_CHECK(0 <= p && p < cache.n_ctx);
+    std::memcpy(cache.k + p * row, k_new + t * row, sizeof(float) * row);
+    std::memcpy(cache.v + p * row, v_new + t * row, sizeof(float) * row);
+  }
+}
+
+void attention_heads(const GgufflowKernels& k, const AttentionShape& s, const float* q,
+                     const int32_t* positions, const KvCacheView& cache, int64_t task_begin,
+                     int64_t task_end, float* scores, float* out) {
+  GGUFLOW_CHECK(s.n_kv_head > 0 && s.n_head % s.n_kv_head == 0);
+  const int64_t group = s.n_head / s.n_kv_head;
+  const int64_t hd = s.head_dim;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  for (int64_t task = task_begin; task < task_end; ++task) {
+    const int64_t t = task / s.n_head;
+    const int64_t h = task % s.n_head;
+    const int64_t kvh = h / group;
+    const int64_t n_keys = positions[t] + 1;  // causal: slots 0..p
+    GGUFLOW_CHECK(n_keys <= cache.n_ctx);
+    const float* qh = q + t * s.q_row() + h * hd;
+    for (int64_t j = 0; j < n_keys; ++j)
+      scores[j] = k.dot_f32(qh, cache.k + j * s.kv_row() + kvh * hd, hd);
+    k.scale_f32(scale, scores, n_keys);
+    k.softmax_f32(scores, n_keys);
+    float* oh = out + t * s.q_row() + h * hd;
+    std::memset(oh, 0, sizeof(float) * hd);
+    for (int64_t j = 0; j < n_keys; ++j)
+      k.axpy_f32(scores[j], cache.v + j * s.kv_row() + kvh * hd, oh, hd);
+  }
+}
+
+}  // namespace gguflow::ops

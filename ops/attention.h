@@ -1,0 +1,42 @@
+// attention: causal grouped-query self-attention over a per-layer f32 KV cache.
+//
+// Query head h reads KV head h / (n_head / n_kv_head). A token at position p attends to the
+// cache slots 0..p (the cache holds one sequence, slot = position). Scores are scaled by
+// 1/sqrt(head_dim) and normalised with the kernel table's softmax; the output of a head is
+// sum_j a_j V[j], accumulated in order j = 0..p, so results do not depend on the thread split.
+#pragma once
+
+#include <cstdint>
+
+#include "plugins/abi/kernel_abi.h"
+
+namespace gguflow::ops {
+
+struct AttentionShape {
+  int64_t n_head = 0;     // query heads
+  int64_t n_kv_head = 0;  // key/value heads (divides n_head)
+  int64_t head_dim = 0;
+  int64_t q_row() const { return n_head * head_dim; }
+  int64_t kv_row() const { return n_kv_head * head_dim; }
+};
+
+// One layer's cache: k, v: [n_ctx][kv_row] f32, slot = position.
+struct KvCacheView {
+  float* k = nullptr;
+  float* v = nullptr;
+  int64_t n_ctx = 0;
+};
+
+// Writes the new keys/values at their positions. k_new, v_new: [n_tokens][kv_row] f32.
+// Positions must lie in [0, cache.n_ctx) (the caller checks the context length).
+void kv_cache_store(const AttentionShape& s, const float* k_new, const float* v_new,
+                    const int32_t* positions, int64_t n_tokens, const KvCacheView& cache);
+
+// Computes heads [task_begin, task_end) of the flattened (token, head) index
+// task = t * n_head + h. q: [n_tokens][q_row]; out: [n_tokens][q_row];
+// scores: scratch of cache.n_ctx floats, private to the calling thread.
+void attention_heads(const GgufflowKernels& k, const AttentionShape& s, const float* q,
+                     const int32_t* positions, const KvCacheView& cache, int64_t task_begin,
+                     int64_t task_end, float* scores, float* out);
+
+}  // namespace gguflow::ops

@@ -1,0 +1,9 @@
+#include "ops/mul.h"
+
+namespace gguflow::ops {
+
+void mul(const GgufflowKernels& k, const float* a, const float* b, float* y, int64_t n) {
+  k.mul_f32(a, b, y, n);
+}
+
+}  // namespace gguflow::ops

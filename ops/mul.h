@@ -1,0 +1,13 @@
+// mul: element-wise product of equal-shaped f32 tensors (gates, scales).
+#pragma once
+
+#include <cstdint>
+
+#include "plugins/abi/kernel_abi.h"
+
+namespace gguflow::ops {
+
+// a, b, y: [n] f32; y may be a or b.
+void mul(const GgufflowKernels& k, const float* a, const float* b, float* y, int64_t n);
+
+}  // namespace gguflow::ops

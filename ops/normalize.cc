@@ -1,0 +1,28 @@
+#include "ops/normalize.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "runtime/core/error.h"
+
+namespace gguflow::ops {
+
+NormalizeMode parse_normalize_mode(std::string_view name) {
+  if (name == "none") return NormalizeMode::kNone;
+  if (name == "l2" || name == "L2") return NormalizeMode::kL2;
+  throw error("normalize mode '", name, "' is not one of none, l2");
+}
+
+void normalize(const GgufflowKernels& k, NormalizeMode mode, const float* x, float* y,
+               int64_t n_rows, int64_t n) {
+  if (x != y) std::memmove(y, x, sizeof(float) * n_rows * n);
+  if (mode == NormalizeMode::kNone) return;
+  for (int64_t r = 0; r < n_rows; ++r) {
+    float* row = y + r * n;
+    const float norm = std::sqrt(k.dot_f32(row, row, n));
+    k.scale_f32(1.0f / std::max(norm, 1e-12f), row, n);
+  }
+}
+
+}  // namespace gguflow::ops

@@ -1,0 +1,20 @@
+// normalize: scales each row to unit length (embedding graphs), or leaves it as it is.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "plugins/abi/kernel_abi.h"
+
+namespace gguflow::ops {
+
+enum class NormalizeMode { kNone, kL2 };
+
+// Parses "none" or "l2" (case-insensitive "L2" too); throws gguflow::Error otherwise.
+NormalizeMode parse_normalize_mode(std::string_view name);
+
+// x, y: [n_rows][n] f32 (y may be x). kL2: y = x / max(||x||_2, 1e-12); a zero row stays zero.
+void normalize(const GgufflowKernels& k, NormalizeMode mode, const float* x, float* y,
+               int64_t n_rows, int64_t n);
+
+}  // namespace gguflow::ops
