@@ -1,0 +1,33 @@
+// Hyperparameters of a llama-family model, read from GGUF metadata with the defaults real
+// files rely on (e.g. stories260K has no rope.freq_base: 10000 is used).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "runtime/gguf/gguf_file.h"
+
+namespace gguflow {
+
+struct ModelHparams {
+  std::string architecture;   // general.architecture
+  int64_t n_layer = 0;        // {arch}.block_count
+  int64_t n_ctx_train = 0;    // {arch}.context_length
+  int64_t n_embd = 0;         // {arch}.embedding_length
+  int64_t n_ff = 0;           // {arch}.feed_forward_length
+  int64_t n_head = 0;         // {arch}.attention.head_count
+  int64_t n_head_kv = 0;      // {arch}.attention.head_count_kv (default n_head)
+  int64_t head_dim = 0;       // {arch}.attention.key_length (default n_embd / n_head)
+  int64_t n_rot = 0;          // {arch}.rope.dimension_count (default head_dim)
+  int64_t n_vocab = 0;        // rows of token_embd, else tokenizer size, else {arch}.vocab_size
+  double rope_freq_base = 10000.0;
+  double rms_eps = 1e-5;
+  bool rope_neox = false;     // qwen2-style pairing (i, i + n_rot/2) instead of (2i, 2i+1)
+  bool tied_output = false;   // no output.weight: the lm-head is token_embd
+  uint64_t n_params = 0;      // elements over all tensors
+};
+
+// Throws gguflow::Error naming the file and key when a required key is missing or mistyped.
+ModelHparams read_model_hparams(const GgufFile& file);
+
+}  // namespace gguflow

@@ -1,0 +1,62 @@
+// `gguflow inspect` as a user runs it.
+#include <algorithm>
+#include <fstream>
+
+#include "tests/support/test_data.h"
+
+namespace gguflow {
+namespace {
+
+std::string gguflow_bin() { return (test::binary_dir() / "gguflow").string(); }
+
+TEST(InspectCli, TextReportOnRealModel) {
+  GGUFLOW_REQUIRE_DATA("models/synth-qwen2-tiny-Q4_K_M.gguf");
+  std::string out, err;
+  int rc = test::run_command(gguflow_bin() + " inspect " +
+                                 test::data_path("models/synth-qwen2-tiny-Q4_K_M.gguf").string(),
+                             &out, &err);
+  ASSERT_EQ(rc, 0) << err;
+  EXPECT_NE(out.find("architecture:  qwen2"), std::string::npos) << out;
+  EXPECT_NE(out.find("Q6_K"), std::string::npos) << out;
+  EXPECT_NE(out.find("ffn_down.weight"), std::string::npos) << out;
+  EXPECT_NE(out.find("output tied to token_embd"), std::string::npos) << out;
+}
+
+TEST(InspectCli, JsonHasTheDocumentedKeys) {
+  GGUFLOW_REQUIRE_DATA("models/stories260K.gguf");
+  std::string out, err;
+  int rc = test::run_command(
+      gguflow_bin() + " inspect --json --tensors " + test::data_path("models/stories260K.gguf").string(),
+      &out, &err);
+  ASSERT_EQ(rc, 0) << err;
+  for (const char* key : {"\"version\": 3", "\"architecture\": \"llama\"", "\"tensor_count\": 48",
+                          "\"kv_count\": 19", "\"parameters\":", "\"file_bytes\": 1185376",
+                          "\"type_mix\":", "\"F32\": 48", "\"tensors\":",
+                          "\"name\": \"token_embd.weight\""})
+    EXPECT_NE(out.find(key), std::string::npos) << key << "\n" << out.substr(0, 2000);
+}
+
+TEST(InspectCli, BadInputIsOneLineErrorAndNonZeroExit) {
+  auto bad = test::temp_dir() / "bad.gguf";
+  { std::ofstream(bad) << "not a gguf file at all"; }
+  std::string out, err;
+  int rc = test::run_command(gguflow_bin() + " inspect " + bad.string(), &out, &err);
+  EXPECT_NE(rc, 0);
+  EXPECT_NE(err.find("expected the magic \"GGUF\""), std::string::npos) << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  rc = test::run_command(gguflow_bin() + " inspect /nonexistent/model.gguf", &out, &err);
+  EXPECT_NE(rc, 0);
+  EXPECT_NE(err.find("cannot open"), std::string::npos) << err;
+}
+
+TEST(InspectCli, HelpIsTrue) {
+  std::string out, err;
+  ASSERT_EQ(test::run_command(gguflow_bin() + " inspect --help", &out, &err), 0);
+  EXPECT_NE(out.find("--json"), std::string::npos);
+  EXPECT_NE(out.find("--tensors"), std::string::npos);
+  EXPECT_NE(test::run_command(gguflow_bin() + " inspect --bogus x", &out, &err), 0);
+  EXPECT_NE(err.find("unknown option '--bogus'"), std::string::npos) << err;
+}
+
+}  // namespace
+}  // namespace gguflow
