@@ -31,8 +31,10 @@ uint64_t bytes_or_zero(const GgufTensorInfo& t) {
 // "0,1,2,5,…" for a sorted list of layers, at most `max_shown` shown.
 std::string layer_list(const std::vector<int>& layers, size_t max_shown = 12) {
   std::string out;
-  for (size_t i = 0; i < layers.size() && i < max_shown; ++i)
-    out += (i ? "," : "") + std::to_string(layers[i]);
+  for (size_t i = 0; i < layers.size() && i < max_shown; ++i) {
+    if (i) out += ',';
+    out += std::to_string(layers[i]);
+  }
   if (layers.size() > max_shown) out += ",…";
   return out;
 }
@@ -71,8 +73,12 @@ Summary summarize(const GgufFile& file) {
 
 std::string shape_string(const GgufTensorInfo& t) {
   std::string out = "[";
-  for (size_t i = 0; i < t.dims.size(); ++i) out += (i ? ", " : "") + std::to_string(t.dims[i]);
-  return out + "]";
+  for (size_t i = 0; i < t.dims.size(); ++i) {
+    if (i) out += ", ";
+    out += std::to_string(t.dims[i]);
+  }
+  out += ']';
+  return out;
 }
 
 std::string tokenizer_kind(const GgufFile& file, uint64_t* n_tokens) {

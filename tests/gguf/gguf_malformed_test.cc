@@ -74,7 +74,7 @@ TEST(GgufMalformed, EveryPrefixOfARealHeaderIsTruncated) {
 
 TEST(GgufMalformed, StringLengthPastEof) {
   GgufBytesBuilder b;
-  b.header(0, 1).count(1000).raw<uint32_t>(0);
+  b.header(0, 1).count(1000).raw<uint32_t>(0).zeros(16);
   EXPECT_ERROR_CONTAINS(b.bytes, "metadata key has length 1000, which runs past the end");
 }
 

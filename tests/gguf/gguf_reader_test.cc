@@ -1,5 +1,6 @@
 // Real files: every model and vocabulary in shared/data parses with the expected counts, and the
 // tensor table agrees with the independent listing in reference/typemix.
+#include <cstring>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -43,7 +44,19 @@ const ExpectedCounts kFiles[] = {
     {"vocab/ggml-vocab-qwen2.gguf", 3, 0, 20},
 };
 
+void PrintTo(const ExpectedCounts& e, std::ostream* out) { *out << e.path; }
+
+// Models with an independent tensor listing in reference/typemix/<model>.txt.
+const char* kTypemixModels[] = {
+    "stories260K",           "stories260K-Q4_0",         "stories260K-Q8_0",
+    "synth-llama-tiny-Q2_K", "synth-llama-tiny-Q3_K_M",  "synth-llama-tiny-Q4_0",
+    "synth-llama-tiny-Q4_K_M", "synth-llama-tiny-Q5_K_M", "synth-llama-tiny-Q6_K",
+    "synth-llama-tiny-f32",  "synth-qwen2-tiny-Q4_K_M",  "synth-qwen2-tiny-Q8_0",
+    "synth-qwen2-tiny-f32",
+};
+
 class RealFile : public ::testing::TestWithParam<ExpectedCounts> {};
+class TypemixListing : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(RealFile, ParsesWithExpectedCounts) {
   const ExpectedCounts& e = GetParam();
@@ -83,14 +96,12 @@ std::vector<TypemixRow> read_typemix(const std::filesystem::path& path) {
   return rows;
 }
 
-TEST_P(RealFile, TensorTableMatchesReferenceTypemix) {
-  const ExpectedCounts& e = GetParam();
-  std::string model = std::filesystem::path(e.path).stem().string();
+TEST_P(TypemixListing, TensorTableMatchesReference) {
+  std::string model = GetParam();
   std::string typemix = "reference/typemix/" + model + ".txt";
-  if (!std::filesystem::exists(test::data_path(typemix)))
-    GTEST_SKIP() << "no reference typemix listing for " << model;
-  GGUFLOW_REQUIRE_DATA(e.path);
-  auto file = GgufFile::open(test::data_path(e.path).string());
+  GGUFLOW_REQUIRE_DATA(typemix);
+  GGUFLOW_REQUIRE_DATA("models/" + model + ".gguf");
+  auto file = GgufFile::open(test::data_path("models/" + model + ".gguf").string());
   auto rows = read_typemix(test::data_path(typemix));
   ASSERT_EQ(rows.size(), file->tensors().size());
   for (const auto& row : rows) {
@@ -105,6 +116,13 @@ TEST_P(RealFile, TensorTableMatchesReferenceTypemix) {
 INSTANTIATE_TEST_SUITE_P(SharedData, RealFile, ::testing::ValuesIn(kFiles),
                          [](const auto& info) {
                            std::string n = info.param.path;
+                           for (auto& c : n)
+                             if (!isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return n;
+                         });
+INSTANTIATE_TEST_SUITE_P(SharedData, TypemixListing, ::testing::ValuesIn(kTypemixModels),
+                         [](const auto& info) {
+                           std::string n = info.param;
                            for (auto& c : n)
                              if (!isalnum(static_cast<unsigned char>(c))) c = '_';
                            return n;
