@@ -50,7 +50,7 @@ ModelHparams read_model_hparams(const GgufFile& file) {
   h.rope_freq_base = optional_double(names::kRopeFreqBase, 10000.0);
   h.rms_eps = optional_double(names::kRmsEpsilon, 1e-5);
   h.rope_neox = uses_neox_rope(h.architecture);
-  h.tied_output = file.find_tensor(names::kOutput) == nullptr;
+  h.tied_output = !file.find_tensor(names::kOutput) && file.find_tensor(names::kTokenEmbd);
 
   if (const GgufTensorInfo* embd = file.find_tensor(names::kTokenEmbd); embd && embd->dims.size() >= 2)
     h.n_vocab = static_cast<int64_t>(embd->dims[1]);

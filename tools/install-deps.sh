@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages gguflow builds and tests with (only those missing).
+set -euo pipefail
+if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
+packages=(build-essential cmake ninja-build ccache libtbb-dev libyaml-cpp-dev libhwy-dev
+          libboost-dev libboost-filesystem-dev libgtest-dev libbenchmark-dev graphviz)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing: ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
+fi
