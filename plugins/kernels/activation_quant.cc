@@ -1,0 +1,112 @@
+// Activation quantization, bit-exact with GGML's reference quantizers (quantize_row_q8_0_ref,
+// quantize_row_q8_1_ref, quantize_row_q8_K_ref, fp32 -> fp16/bf16 rows): the activation row is
+// encoded once and reused for every weight row, which makes the integer dot products possible.
+//
+// These loops are scalar on purpose: GGML's rounding (roundf, away from zero; nearest_int,
+// half to even) and its operation order define the bits. They cost O(n) per activation row
+// against O(n * rows) for the product that follows.
+#include <cmath>
+#include <cstring>
+
+#include "plugins/kernels/kernels_internal.h"
+
+namespace gguflow::kernels {
+namespace {
+
+// GGML's nearest_int: round half to even through the float mantissa (|x| < 2^22).
+inline int NearestInt(float x) {
+  const float v = x + 12582912.f;
+  int32_t i;
+  std::memcpy(&i, &v, 4);
+  return (i & 0x007fffff) - 0x00400000;
+}
+
+// x: n floats -> n/32 block_q8_0. d = max|x| / 127 (stored as fp16), q = roundf(x / d).
+void QuantizeQ8_0(const float* x, block_q8_0* y, int64_t n) {
+  for (int64_t b = 0; b < n / 32; ++b, x += 32) {
+    float amax = 0.0f;
+    for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[j]));
+    const float d = amax / ((1 << 7) - 1);
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    y[b].d = gguflow_f32_to_fp16(d);
+    for (int j = 0; j < 32; ++j) y[b].qs[j] = static_cast<int8_t>(std::roundf(x[j] * id));
+  }
+}
+
+// As Q8_0, plus s = fp16(d * sum(q)).
+void QuantizeQ8_1(const float* x, block_q8_1* y, int64_t n) {
+  for (int64_t b = 0; b < n / 32; ++b, x += 32) {
+    float amax = 0.0f;
+    for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[j]));
+    const float d = amax / ((1 << 7) - 1);
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    y[b].d = gguflow_f32_to_fp16(d);
+    int sum = 0;
+    for (int j = 0; j < 16; ++j) {
+      const int8_t q0 = static_cast<int8_t>(std::roundf(x[j] * id));
+      const int8_t q1 = static_cast<int8_t>(std::roundf(x[16 + j] * id));
+      y[b].qs[j] = q0;
+      y[b].qs[16 + j] = q1;
+      sum += q0 + q1;
+    }
+    y[b].s = gguflow_f32_to_fp16(static_cast<float>(sum) * d);
+  }
+}
+
+// x: n floats -> n/256 block_q8_K. The scale comes from the element of largest magnitude
+// (its sign included): iscale = -127 / max, q = min(127, nearest_int(iscale * x)), d = 1/iscale.
+void QuantizeQ8_K(const float* x, block_q8_K* y, int64_t n) {
+  for (int64_t b = 0; b < n / 256; ++b, x += 256) {
+    float max = 0.0f, amax = 0.0f;
+    for (int j = 0; j < 256; ++j) {
+      const float ax = std::fabs(x[j]);
+      if (ax > amax) {
+        amax = ax;
+        max = x[j];
+      }
+    }
+    if (amax == 0.0f) {
+      y[b].d = 0.0f;
+      std::memset(y[b].qs, 0, sizeof(y[b].qs));
+      std::memset(y[b].bsums, 0, sizeof(y[b].bsums));
+      continue;
+    }
+    const float iscale = -127.f / max;
+    for (int j = 0; j < 256; ++j) {
+      const int v = NearestInt(iscale * x[j]);
+      y[b].qs[j] = static_cast<int8_t>(std::min(127, v));
+    }
+    for (int j = 0; j < 16; ++j) {
+      int sum = 0;
+      for (int i = 0; i < 16; ++i) sum += y[b].qs[16 * j + i];
+      y[b].bsums[j] = static_cast<int16_t>(sum);
+    }
+    y[b].d = 1 / iscale;
+  }
+}
+
+}  // namespace
+
+void QuantizeActivations(uint32_t act_type, const float* x, void* dst, int64_t n) {
+  switch (act_type) {
+    case GGML_TYPE_F32:
+      std::memcpy(dst, x, static_cast<size_t>(n) * sizeof(float));
+      break;
+    case GGML_TYPE_F16: {
+      auto* y = static_cast<gguflow_fp16_t*>(dst);
+      for (int64_t i = 0; i < n; ++i) y[i] = gguflow_f32_to_fp16(x[i]);
+      break;
+    }
+    case GGML_TYPE_BF16: {
+      auto* y = static_cast<gguflow_bf16_t*>(dst);
+      for (int64_t i = 0; i < n; ++i) y[i] = gguflow_f32_to_bf16(x[i]);
+      break;
+    }
+    case GGML_TYPE_Q8_0: QuantizeQ8_0(x, static_cast<block_q8_0*>(dst), n); break;
+    case GGML_TYPE_Q8_1: QuantizeQ8_1(x, static_cast<block_q8_1*>(dst), n); break;
+    case GGML_TYPE_Q8_K: QuantizeQ8_K(x, static_cast<block_q8_K*>(dst), n); break;
+    default: break;  // the host only passes act_type values from the table
+  }
+}
+
+}  // namespace gguflow::kernels

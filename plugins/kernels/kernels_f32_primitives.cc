@@ -1,0 +1,120 @@
+// f32 vector primitives used by ops (dot, axpy, scale, add, mul, rmsnorm, softmax, rope,
+// silu*mul), vectorised with Highway for this plugin's target. Tails shorter than a vector are
+// done in scalar code. RMSNorm sums squares in double, as GGML does.
+#include <cmath>
+
+#include <hwy/contrib/math/math-inl.h>
+
+#include "plugins/kernels/kernels_internal.h"
+
+namespace gguflow::kernels {
+namespace {
+
+namespace hn = hwy::HWY_NAMESPACE;
+using DF = hn::ScalableTag<float>;
+
+inline int64_t Lanes() { return static_cast<int64_t>(hn::Lanes(DF())); }
+
+}  // namespace
+
+float DotF32(const float* a, const float* b, int64_t n) {
+  const DF df;
+  auto acc = hn::Zero(df);
+  int64_t i = 0;
+  for (; i + Lanes() <= n; i += Lanes()) acc = hn::MulAdd(hn::LoadU(df, a + i), hn::LoadU(df, b + i), acc);
+  float sum = hn::GetLane(hn::SumOfLanes(df, acc));
+  for (; i < n; ++i) sum += a[i] * b[i];
+  return sum;
+}
+
+void AxpyF32(float a, const float* x, float* y, int64_t n) {
+  const DF df;
+  const auto va = hn::Set(df, a);
+  int64_t i = 0;
+  for (; i + Lanes() <= n; i += Lanes()) hn::StoreU(hn::MulAdd(va, hn::LoadU(df, x + i), hn::LoadU(df, y + i)), df, y + i);
+  for (; i < n; ++i) y[i] += a * x[i];
+}
+
+void ScaleF32(float a, float* x, int64_t n) {
+  const DF df;
+  const auto va = hn::Set(df, a);
+  int64_t i = 0;
+  for (; i + Lanes() <= n; i += Lanes()) hn::StoreU(hn::Mul(va, hn::LoadU(df, x + i)), df, x + i);
+  for (; i < n; ++i) x[i] *= a;
+}
+
+void AddF32(const float* a, const float* b, float* y, int64_t n) {
+  const DF df;
+  int64_t i = 0;
+  for (; i + Lanes() <= n; i += Lanes()) hn::StoreU(hn::Add(hn::LoadU(df, a + i), hn::LoadU(df, b + i)), df, y + i);
+  for (; i < n; ++i) y[i] = a[i] + b[i];
+}
+
+void MulF32(const float* a, const float* b, float* y, int64_t n) {
+  const DF df;
+  int64_t i = 0;
+  for (; i + Lanes() <= n; i += Lanes()) hn::StoreU(hn::Mul(hn::LoadU(df, a + i), hn::LoadU(df, b + i)), df, y + i);
+  for (; i < n; ++i) y[i] = a[i] * b[i];
+}
+
+// y = x * (1 / sqrt(mean(x^2) + eps)) * w. The sum of squares is accumulated in double in
+// element order (GGML's ggml_float), so the scale does not depend on the vector width.
+void RmsNormF32(const float* x, const float* w, float* y, int64_t n, float eps) {
+  double sum = 0.0;
+  for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(x[i]) * static_cast<double>(x[i]);
+  const float mean = static_cast<float>(sum / static_cast<double>(n));
+  const float scale = 1.0f / std::sqrt(mean + eps);
+  for (int64_t i = 0; i < n; ++i) y[i] = w ? (x[i] * scale) * w[i] : x[i] * scale;
+}
+
+// In place: x = exp(x - max) / sum. Returns the sum of exp(x - max).
+float SoftmaxF32(float* x, int64_t n) {
+  if (n <= 0) return 0.0f;
+  float max = x[0];
+  for (int64_t i = 1; i < n; ++i) max = std::max(max, x[i]);
+  const DF df;
+  const auto vmax = hn::Set(df, max);
+  double sum = 0.0;
+  int64_t i = 0;
+  for (; i + Lanes() <= n; i += Lanes()) {
+    const auto e = hn::Exp(df, hn::Sub(hn::LoadU(df, x + i), vmax));
+    hn::StoreU(e, df, x + i);
+    sum += static_cast<double>(hn::GetLane(hn::SumOfLanes(df, e)));
+  }
+  for (; i < n; ++i) {
+    x[i] = std::exp(x[i] - max);
+    sum += static_cast<double>(x[i]);
+  }
+  const float total = static_cast<float>(sum);
+  ScaleF32(1.0f / total, x, n);
+  return total;
+}
+
+// Pair i is (x0, x1) = (x[2i], x[2i+1]) (NORM) or (x[i], x[i + n_rot/2]) (NEOX); it becomes
+// (x0 cos - x1 sin, x0 sin + x1 cos) with cos_sin[2i], cos_sin[2i+1].
+void RopeF32(float* x, int64_t n_rot, const float* cos_sin, int neox) {
+  const int64_t half = n_rot / 2;
+  for (int64_t i = 0; i < half; ++i) {
+    const int64_t i0 = neox ? i : 2 * i;
+    const int64_t i1 = neox ? i + half : 2 * i + 1;
+    const float c = cos_sin[2 * i], s = cos_sin[2 * i + 1];
+    const float x0 = x[i0], x1 = x[i1];
+    x[i0] = x0 * c - x1 * s;
+    x[i1] = x0 * s + x1 * c;
+  }
+}
+
+// y = gate / (1 + exp(-gate)) * up.
+void SiluMulF32(const float* gate, const float* up, float* y, int64_t n) {
+  const DF df;
+  const auto one = hn::Set(df, 1.0f);
+  int64_t i = 0;
+  for (; i + Lanes() <= n; i += Lanes()) {
+    const auto g = hn::LoadU(df, gate + i);
+    const auto silu = hn::Div(g, hn::Add(one, hn::Exp(df, hn::Neg(g))));
+    hn::StoreU(hn::Mul(silu, hn::LoadU(df, up + i)), df, y + i);
+  }
+  for (; i < n; ++i) y[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+}
+
+}  // namespace gguflow::kernels

@@ -1,0 +1,170 @@
+// Shared by the kernel plugin sources: Highway for the target this plugin is compiled for (one
+// static target per library, see plugins/CMakeLists.txt), the block layouts, the argument
+// bundle of a matrix product and the tiled row/activation driver every weight type uses.
+//
+// Nothing here is exported: plugins are built with -fvisibility=hidden and only
+// `gguflow_kernels_get` (kernel_table.cc) is visible.
+#pragma once
+
+#include <hwy/highway.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+#include "plugins/abi/kernel_abi.h"
+#include "plugins/abi/quant_blocks.h"
+
+// The 256-bit x86 paths (AVX2 intrinsics on Highway's `.raw`) serve AVX2, AVX3 and AVX3_DL:
+// decode is memory bound, so 512-bit vectors buy little; AVX3_DL adds VNNI (vpdpbusd).
+#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+#define GGUFLOW_X86_256 1
+#include <immintrin.h>
+#else
+#define GGUFLOW_X86_256 0
+#endif
+
+#if HWY_TARGET == HWY_AVX3_DL
+#define GGUFLOW_VNNI 1
+#else
+#define GGUFLOW_VNNI 0
+#endif
+
+namespace gguflow::kernels {
+
+namespace hn = hwy::HWY_NAMESPACE;
+
+// Decoded binary16 scale. F16C (every AVX2+ target) converts in one instruction with the same
+// bits as the portable conversion.
+static inline float HalfToFloat(gguflow_fp16_t h) {
+#if GGUFLOW_X86_256
+  return _cvtsh_ss(h);
+#else
+  return gguflow_fp16_to_f32(h);
+#endif
+}
+
+// One matrix product y = W * act, exactly the arguments of the ABI's mat_mat (mat_vec is the
+// case n_act == 1). W: rows [row_begin, row_end) of w_row_bytes each, n elements per row.
+// act: n_act rows of act_row_bytes each, already in the weight type's activation format.
+// y: y[a * y_stride + r].
+struct MatMulArgs {
+  const void* w;
+  size_t w_row_bytes;
+  int64_t n;
+  int64_t row_begin, row_end;
+  const void* act;
+  size_t act_row_bytes;
+  int64_t n_act;
+  float* y;
+  int64_t y_stride;
+};
+
+// Activation rows processed together against one weight row: each weight block is loaded and
+// unpacked once per tile and multiplied with kActTile activation blocks (prefill reuse).
+constexpr int kActTile = 4;
+// Weight rows per cache tile: a tile of rows stays in L1 while every activation tile passes.
+constexpr int64_t kRowTile = 8;
+
+// Drives a kernel over rows and activation tiles. `Kernel::DotTile<NA>(w_row, acts, n, out)`
+// computes out[i] = dot(w_row, acts[i]) for i < NA with a sequence of operations that depends
+// on nothing but the row and activation i, so mat_mat equals n_act mat_vec calls and any
+// row split gives the same bits.
+template <class Kernel>
+void RunTiled(const MatMulArgs& a) {
+  const char* w = static_cast<const char*>(a.w);
+  const char* act = static_cast<const char*>(a.act);
+  for (int64_t r0 = a.row_begin; r0 < a.row_end; r0 += kRowTile) {
+    const int64_t r1 = std::min(a.row_end, r0 + kRowTile);
+    for (int64_t a0 = 0; a0 < a.n_act; a0 += kActTile) {
+      const int na = static_cast<int>(std::min<int64_t>(kActTile, a.n_act - a0));
+      const char* acts[kActTile];
+      for (int i = 0; i < na; ++i) acts[i] = act + (a0 + i) * a.act_row_bytes;
+      for (int64_t r = r0; r < r1; ++r) {
+        const char* row = w + r * a.w_row_bytes;
+        float out[kActTile];
+        switch (na) {
+          case 1: Kernel::template DotTile<1>(row, acts, a.n, out); break;
+          case 2: Kernel::template DotTile<2>(row, acts, a.n, out); break;
+          case 3: Kernel::template DotTile<3>(row, acts, a.n, out); break;
+          default: Kernel::template DotTile<4>(row, acts, a.n, out); break;
+        }
+        for (int i = 0; i < na; ++i) a.y[(a0 + i) * a.y_stride + r] = out[i];
+      }
+    }
+  }
+}
+
+#if GGUFLOW_X86_256
+// Sum of the 8 float lanes (fixed order).
+static inline float HorizontalSum(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+// 8 int32 lanes, each the sum of 4 adjacent products u8 * i8 (u8 < 128 or signs pre-applied).
+static inline __m256i DotU8I8(__m256i u, __m256i s) {
+#if GGUFLOW_VNNI
+  return _mm256_dpbusd_epi32(_mm256_setzero_si256(), u, s);
+#else
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
+#endif
+}
+#endif
+
+// Portable int8 dot product of `n` elements (n a multiple of 16) with Highway, exact in int32.
+static inline int32_t DotI8Portable(const int8_t* a, const int8_t* b, int n) {
+  const hn::ScalableTag<int32_t> d32;
+  const hn::Rebind<int8_t, decltype(d32)> d8;
+  const size_t lanes = hn::Lanes(d32);
+  auto sum = hn::Zero(d32);
+  for (int i = 0; i < n; i += static_cast<int>(lanes)) {
+    const auto va = hn::PromoteTo(d32, hn::LoadU(d8, a + i));
+    const auto vb = hn::PromoteTo(d32, hn::LoadU(d8, b + i));
+    sum = hn::Add(sum, hn::Mul(va, vb));
+  }
+  return hn::GetLane(hn::SumOfLanes(d32, sum));
+}
+
+// ---- entry points of the per-family translation units ----------------------------------------
+// Each returns false when `w_type` is not its family's.
+
+bool MatMulBlock32(uint32_t w_type, const MatMulArgs& args);  // Q4_0 Q4_1 Q5_0 Q5_1 Q8_0
+bool MatMulKQuant(uint32_t w_type, const MatMulArgs& args);   // Q2_K .. Q6_K
+bool MatMulFloat(uint32_t w_type, const MatMulArgs& args);    // F32 F16 BF16
+
+void QuantizeActivations(uint32_t act_type, const float* x, void* dst, int64_t n);
+void DequantizeRow(uint32_t type, const void* src, float* dst, int64_t n);
+
+// Scalar unpacking shared by dequantize.cc and the portable dot paths: the integer weights of
+// one block in element order (see the per-family sources for their meaning).
+void UnpackBlock32(uint32_t w_type, const void* block, int8_t q[32]);
+
+// Per-16-element scale/coefficient decoding of one k-quant super-block:
+//   value[e] = d * sc[e/16] * (q[e] - offset) - dmin * coef[e/16]   (formats with a min)
+//   value[e] = d * sc[e/16] * (q[e] - offset)                       (Q3_K, Q6_K: coef = sc)
+struct KScales {
+  alignas(16) int8_t sc[16];
+  alignas(16) int8_t coef[16];
+  float d;
+  float dmin;
+};
+void PrepareKScales(uint32_t w_type, const void* block, KScales* s);
+void UnpackKQuant(uint32_t w_type, const void* block, uint8_t q[256]);
+int KQuantOffset(uint32_t w_type);  // 0 (min formats), 4 (Q3_K) or 32 (Q6_K)
+bool KQuantHasMin(uint32_t w_type);
+
+// f32 primitives (kernels_f32_primitives.cc).
+float DotF32(const float* a, const float* b, int64_t n);
+void AxpyF32(float a, const float* x, float* y, int64_t n);
+void ScaleF32(float a, float* x, int64_t n);
+void AddF32(const float* a, const float* b, float* y, int64_t n);
+void MulF32(const float* a, const float* b, float* y, int64_t n);
+void RmsNormF32(const float* x, const float* w, float* y, int64_t n, float eps);
+float SoftmaxF32(float* x, int64_t n);
+void RopeF32(float* x, int64_t n_rot, const float* cos_sin, int neox);
+void SiluMulF32(const float* gate, const float* up, float* y, int64_t n);
+
+}  // namespace gguflow::kernels

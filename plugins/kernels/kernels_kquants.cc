@@ -1,0 +1,309 @@
+// Fused dequantize-and-dot for the k-quants Q2_K, Q3_K, Q4_K, Q5_K, Q6_K against Q8_K
+// activations (256-element super-blocks), with all integer work exact inside a super-block:
+//
+//   every format is seen as unsigned integers q[e] (0..63), a signed scale per 16 elements
+//   sc[j], and a per-16 coefficient coef[j] that multiplies the activation's bsums[j]:
+//     Q2_K, Q4_K, Q5_K:  dot = d_w d_a sum_j sc_j (q . a)_j  -  dmin_w d_a sum_j coef_j bsum_j
+//     Q3_K (offset 4), Q6_K (offset 32), coef = sc:
+//                        dot = d_w d_a ( sum_j sc_j (q . a)_j  -  offset sum_j sc_j bsum_j )
+//
+// x86: each 32-element chunk is one register of u8 weights; vpmaddubsw with the activation
+// bytes, then vpmaddwd with the chunk's per-16 scales accumulates int32 lanes (as GGML's AVX2
+// kernels do). Other targets: Highway integer dots per 16 elements, combined in scalar ints.
+#include <cstring>
+
+#include "plugins/kernels/kernels_internal.h"
+
+namespace gguflow::kernels {
+namespace {
+
+// Q3_K's 16 6-bit scales packed in 12 bytes (GGML's layout), returned minus 32.
+void Q3Scales(const uint8_t packed[12], int8_t sc[16]) {
+  constexpr uint32_t kmask1 = 0x03030303, kmask2 = 0x0f0f0f0f;
+  uint32_t aux[4];
+  std::memcpy(aux, packed, 12);
+  const uint32_t tmp = aux[2];
+  aux[2] = ((aux[0] >> 4) & kmask2) | (((tmp >> 4) & kmask1) << 4);
+  aux[3] = ((aux[1] >> 4) & kmask2) | (((tmp >> 6) & kmask1) << 4);
+  aux[0] = (aux[0] & kmask2) | (((tmp >> 0) & kmask1) << 4);
+  aux[1] = (aux[1] & kmask2) | (((tmp >> 2) & kmask1) << 4);
+  uint8_t bytes[16];
+  std::memcpy(bytes, aux, 16);
+  for (int j = 0; j < 16; ++j) sc[j] = static_cast<int8_t>(bytes[j] - 32);
+}
+
+// Q4_K/Q5_K: 8 6-bit scales and 8 6-bit mins packed in 12 bytes (GGML's get_scale_min_k4).
+void ScaleMinK4(const uint8_t q[12], int8_t sc[16], int8_t coef[16]) {
+  for (int j = 0; j < 8; ++j) {
+    uint8_t d, m;
+    if (j < 4) {
+      d = q[j] & 63;
+      m = q[j + 4] & 63;
+    } else {
+      d = static_cast<uint8_t>((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4));
+      m = static_cast<uint8_t>((q[j + 4] >> 4) | ((q[j] >> 6) << 4));
+    }
+    sc[2 * j] = sc[2 * j + 1] = static_cast<int8_t>(d);
+    coef[2 * j] = coef[2 * j + 1] = static_cast<int8_t>(m);
+  }
+}
+
+// ---- per-format traits: Chunk c (0..7) holds elements 32c .. 32c+31 ---------------------------
+
+struct Q2K {
+  using Block = block_q2_K;
+  static constexpr int kOffsetShift = -1;  // no offset; has a min
+  static void Prepare(const Block& b, KScales* s) {
+    for (int j = 0; j < 16; ++j) {
+      s->sc[j] = static_cast<int8_t>(b.scales[j] & 0xF);
+      s->coef[j] = static_cast<int8_t>(b.scales[j] >> 4);
+    }
+    s->d = HalfToFloat(b.d);
+    s->dmin = HalfToFloat(b.dmin);
+  }
+  static void Unpack(const Block& b, uint8_t q[256]) {
+    for (int c = 0; c < 8; ++c)
+      for (int l = 0; l < 32; ++l) q[32 * c + l] = (b.qs[32 * (c / 4) + l] >> (2 * (c % 4))) & 3;
+  }
+#if GGUFLOW_X86_256
+  static __m256i Chunk(const Block& b, int c) {
+    const __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * (c / 4)));
+    return _mm256_and_si256(_mm256_srli_epi16(bits, 2 * (c % 4)), _mm256_set1_epi8(3));
+  }
+#endif
+};
+
+struct Q3K {
+  using Block = block_q3_K;
+  static constexpr int kOffsetShift = 2;  // q - 4
+  static void Prepare(const Block& b, KScales* s) {
+    Q3Scales(b.scales, s->sc);
+    std::memcpy(s->coef, s->sc, 16);
+    s->d = HalfToFloat(b.d);
+    s->dmin = 0.0f;
+  }
+  static void Unpack(const Block& b, uint8_t q[256]) {
+    for (int c = 0; c < 8; ++c)
+      for (int l = 0; l < 32; ++l)
+        q[32 * c + l] = static_cast<uint8_t>(((b.qs[32 * (c / 4) + l] >> (2 * (c % 4))) & 3) |
+                                             (((b.hmask[l] >> c) & 1) << 2));
+  }
+#if GGUFLOW_X86_256
+  static __m256i Chunk(const Block& b, int c) {
+    const __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * (c / 4)));
+    const __m256i low = _mm256_and_si256(_mm256_srli_epi16(bits, 2 * (c % 4)), _mm256_set1_epi8(3));
+    const __m256i hm = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.hmask));
+    const __m256i high = _mm256_and_si256(_mm256_srli_epi16(hm, c), _mm256_set1_epi8(1));
+    return _mm256_or_si256(low, _mm256_slli_epi16(high, 2));
+  }
+#endif
+};
+
+struct Q4K {
+  using Block = block_q4_K;
+  static constexpr int kOffsetShift = -1;
+  static void Prepare(const Block& b, KScales* s) {
+    ScaleMinK4(b.scales, s->sc, s->coef);
+    s->d = HalfToFloat(b.d);
+    s->dmin = HalfToFloat(b.dmin);
+  }
+  static void Unpack(const Block& b, uint8_t q[256]) {
+    for (int c = 0; c < 8; ++c)
+      for (int l = 0; l < 32; ++l) q[32 * c + l] = (b.qs[32 * (c / 2) + l] >> (4 * (c % 2))) & 0xF;
+  }
+#if GGUFLOW_X86_256
+  static __m256i Chunk(const Block& b, int c) {
+    const __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * (c / 2)));
+    return _mm256_and_si256(_mm256_srli_epi16(bits, 4 * (c % 2)), _mm256_set1_epi8(0x0F));
+  }
+#endif
+};
+
+struct Q5K {
+  using Block = block_q5_K;
+  static constexpr int kOffsetShift = -1;
+  static void Prepare(const Block& b, KScales* s) {
+    ScaleMinK4(b.scales, s->sc, s->coef);
+    s->d = HalfToFloat(b.d);
+    s->dmin = HalfToFloat(b.dmin);
+  }
+  static void Unpack(const Block& b, uint8_t q[256]) {
+    for (int c = 0; c < 8; ++c)
+      for (int l = 0; l < 32; ++l)
+        q[32 * c + l] = static_cast<uint8_t>(((b.qs[32 * (c / 2) + l] >> (4 * (c % 2))) & 0xF) |
+                                             (((b.qh[l] >> c) & 1) << 4));
+  }
+#if GGUFLOW_X86_256
+  static __m256i Chunk(const Block& b, int c) {
+    const __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * (c / 2)));
+    const __m256i low = _mm256_and_si256(_mm256_srli_epi16(bits, 4 * (c % 2)), _mm256_set1_epi8(0x0F));
+    const __m256i hb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qh));
+    const __m256i high = _mm256_and_si256(_mm256_srli_epi16(hb, c), _mm256_set1_epi8(1));
+    return _mm256_or_si256(low, _mm256_slli_epi16(high, 4));
+  }
+#endif
+};
+
+struct Q6K {
+  using Block = block_q6_K;
+  static constexpr int kOffsetShift = 5;  // q - 32
+  static void Prepare(const Block& b, KScales* s) {
+    std::memcpy(s->sc, b.scales, 16);
+    std::memcpy(s->coef, b.scales, 16);
+    s->d = HalfToFloat(b.d);
+    s->dmin = 0.0f;
+  }
+  // Chunk c = 4h + k: low nibbles from ql[64h + 32(k&1) + l] (shift 4(k>>1)), 2 high bits from
+  // qh[32h + l] (shift 2k).
+  static void Unpack(const Block& b, uint8_t q[256]) {
+    for (int c = 0; c < 8; ++c) {
+      const int h = c / 4, k = c % 4;
+      for (int l = 0; l < 32; ++l) {
+        const int low = (b.ql[64 * h + 32 * (k & 1) + l] >> (4 * (k >> 1))) & 0xF;
+        const int high = (b.qh[32 * h + l] >> (2 * k)) & 3;
+        q[32 * c + l] = static_cast<uint8_t>(low | (high << 4));
+      }
+    }
+  }
+#if GGUFLOW_X86_256
+  static __m256i Chunk(const Block& b, int c) {
+    const int h = c / 4, k = c % 4;
+    const __m256i ql = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.ql + 64 * h + 32 * (k & 1)));
+    const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qh + 32 * h));
+    const __m256i low = _mm256_and_si256(_mm256_srli_epi16(ql, 4 * (k >> 1)), _mm256_set1_epi8(0x0F));
+    const __m256i high = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * k), _mm256_set1_epi8(3));
+    return _mm256_or_si256(low, _mm256_slli_epi16(high, 4));
+  }
+#endif
+};
+
+template <class Fmt>
+struct KQuantKernel {
+  using Block = typename Fmt::Block;
+  static constexpr bool kHasMin = Fmt::kOffsetShift < 0;
+
+  template <int NA>
+  static void DotTile(const char* row, const char* const* acts, int64_t n, float* out) {
+    const Block* w = reinterpret_cast<const Block*>(row);
+    const block_q8_K* a[NA];
+    for (int i = 0; i < NA; ++i) a[i] = reinterpret_cast<const block_q8_K*>(acts[i]);
+    const int64_t nb = n / 256;
+#if GGUFLOW_X86_256
+    // Byte shuffles that spread per-16 scales j = 2c, 2c+1 over the 16 i16 lanes of chunk c.
+    alignas(16) static constexpr uint8_t kSpread[8][16] = {
+        {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1},
+        {2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3},
+        {4, 4, 4, 4, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 5, 5},
+        {6, 6, 6, 6, 6, 6, 6, 6, 7, 7, 7, 7, 7, 7, 7, 7},
+        {8, 8, 8, 8, 8, 8, 8, 8, 9, 9, 9, 9, 9, 9, 9, 9},
+        {10, 10, 10, 10, 10, 10, 10, 10, 11, 11, 11, 11, 11, 11, 11, 11},
+        {12, 12, 12, 12, 12, 12, 12, 12, 13, 13, 13, 13, 13, 13, 13, 13},
+        {14, 14, 14, 14, 14, 14, 14, 14, 15, 15, 15, 15, 15, 15, 15, 15}};
+    __m256 acc[NA], acc_min[NA];
+    for (int i = 0; i < NA; ++i) acc[i] = acc_min[i] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+      KScales s;
+      Fmt::Prepare(w[b], &s);
+      const __m128i sc8 = _mm_load_si128(reinterpret_cast<const __m128i*>(s.sc));
+      __m256i isum[NA];
+      for (int i = 0; i < NA; ++i) isum[i] = _mm256_setzero_si256();
+      for (int c = 0; c < 8; ++c) {
+        const __m256i q = Fmt::Chunk(w[b], c);
+        const __m256i scale = _mm256_cvtepi8_epi16(
+            _mm_shuffle_epi8(sc8, _mm_load_si128(reinterpret_cast<const __m128i*>(kSpread[c]))));
+        for (int i = 0; i < NA; ++i) {
+          const __m256i act = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[i][b].qs + 32 * c));
+          const __m256i prod = _mm256_maddubs_epi16(q, act);
+          isum[i] = _mm256_add_epi32(isum[i], _mm256_madd_epi16(prod, scale));
+        }
+      }
+      const __m256i coef =
+          _mm256_cvtepi8_epi16(_mm_load_si128(reinterpret_cast<const __m128i*>(s.coef)));
+      for (int i = 0; i < NA; ++i) {
+        const __m256i bsums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[i][b].bsums));
+        const __m256i corr = _mm256_madd_epi16(bsums, coef);
+        const float da = a[i][b].d;
+        if constexpr (kHasMin) {
+          acc_min[i] = _mm256_fmadd_ps(_mm256_set1_ps(s.dmin * da), _mm256_cvtepi32_ps(corr), acc_min[i]);
+        } else {
+          isum[i] = _mm256_sub_epi32(isum[i], _mm256_slli_epi32(corr, Fmt::kOffsetShift));
+        }
+        acc[i] = _mm256_fmadd_ps(_mm256_set1_ps(s.d * da), _mm256_cvtepi32_ps(isum[i]), acc[i]);
+      }
+    }
+    for (int i = 0; i < NA; ++i) {
+      out[i] = kHasMin ? HorizontalSum(acc[i]) - HorizontalSum(acc_min[i]) : HorizontalSum(acc[i]);
+    }
+#else
+    float acc[NA], acc_min[NA];
+    for (int i = 0; i < NA; ++i) acc[i] = acc_min[i] = 0.0f;
+    alignas(64) uint8_t q[256];
+    for (int64_t b = 0; b < nb; ++b) {
+      KScales s;
+      Fmt::Prepare(w[b], &s);
+      Fmt::Unpack(w[b], q);
+      for (int i = 0; i < NA; ++i) {
+        const block_q8_K& ab = a[i][b];
+        int32_t isum = 0, corr = 0;
+        for (int j = 0; j < 16; ++j) {
+          // q < 64 fits int8, so the portable signed dot applies.
+          isum += s.sc[j] * DotI8Portable(reinterpret_cast<const int8_t*>(q + 16 * j), ab.qs + 16 * j, 16);
+          corr += s.coef[j] * ab.bsums[j];
+        }
+        if constexpr (kHasMin) {
+          acc_min[i] += (s.dmin * ab.d) * static_cast<float>(corr);
+        } else {
+          isum -= corr * (1 << Fmt::kOffsetShift);
+        }
+        acc[i] += (s.d * ab.d) * static_cast<float>(isum);
+      }
+    }
+    for (int i = 0; i < NA; ++i) out[i] = kHasMin ? acc[i] - acc_min[i] : acc[i];
+#endif
+  }
+};
+
+}  // namespace
+
+void PrepareKScales(uint32_t w_type, const void* block, KScales* s) {
+  switch (w_type) {
+    case GGML_TYPE_Q2_K: Q2K::Prepare(*static_cast<const block_q2_K*>(block), s); break;
+    case GGML_TYPE_Q3_K: Q3K::Prepare(*static_cast<const block_q3_K*>(block), s); break;
+    case GGML_TYPE_Q4_K: Q4K::Prepare(*static_cast<const block_q4_K*>(block), s); break;
+    case GGML_TYPE_Q5_K: Q5K::Prepare(*static_cast<const block_q5_K*>(block), s); break;
+    case GGML_TYPE_Q6_K: Q6K::Prepare(*static_cast<const block_q6_K*>(block), s); break;
+    default: std::memset(s, 0, sizeof(*s)); break;
+  }
+}
+
+void UnpackKQuant(uint32_t w_type, const void* block, uint8_t q[256]) {
+  switch (w_type) {
+    case GGML_TYPE_Q2_K: Q2K::Unpack(*static_cast<const block_q2_K*>(block), q); break;
+    case GGML_TYPE_Q3_K: Q3K::Unpack(*static_cast<const block_q3_K*>(block), q); break;
+    case GGML_TYPE_Q4_K: Q4K::Unpack(*static_cast<const block_q4_K*>(block), q); break;
+    case GGML_TYPE_Q5_K: Q5K::Unpack(*static_cast<const block_q5_K*>(block), q); break;
+    case GGML_TYPE_Q6_K: Q6K::Unpack(*static_cast<const block_q6_K*>(block), q); break;
+    default: std::memset(q, 0, 256); break;
+  }
+}
+
+int KQuantOffset(uint32_t w_type) {
+  return w_type == GGML_TYPE_Q3_K ? 4 : w_type == GGML_TYPE_Q6_K ? 32 : 0;
+}
+
+bool KQuantHasMin(uint32_t w_type) {
+  return w_type == GGML_TYPE_Q2_K || w_type == GGML_TYPE_Q4_K || w_type == GGML_TYPE_Q5_K;
+}
+
+bool MatMulKQuant(uint32_t w_type, const MatMulArgs& args) {
+  switch (w_type) {
+    case GGML_TYPE_Q2_K: RunTiled<KQuantKernel<Q2K>>(args); return true;
+    case GGML_TYPE_Q3_K: RunTiled<KQuantKernel<Q3K>>(args); return true;
+    case GGML_TYPE_Q4_K: RunTiled<KQuantKernel<Q4K>>(args); return true;
+    case GGML_TYPE_Q5_K: RunTiled<KQuantKernel<Q5K>>(args); return true;
+    case GGML_TYPE_Q6_K: RunTiled<KQuantKernel<Q6K>>(args); return true;
+    default: return false;
+  }
+}
+
+}  // namespace gguflow::kernels
