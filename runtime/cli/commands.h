@@ -15,5 +15,6 @@ struct Command {
 std::span<const Command> commands();
 
 int run_inspect(int argc, char** argv);
+int run_kernels(int argc, char** argv);
 
 }  // namespace gguflow::cli

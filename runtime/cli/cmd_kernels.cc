@@ -1,0 +1,102 @@
+// `gguflow kernels [--kernels NAME] [--json]`: every kernel plugin found, its target, path and
+// ABI version, whether this CPU can run it (or why not), and which one would be selected.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <hwy/targets.h>
+
+#include "runtime/cli/args.h"
+#include "runtime/cli/commands.h"
+#include "runtime/core/error.h"
+#include "runtime/core/json_writer.h"
+#include "runtime/plugins/kernel_plugins.h"
+
+namespace gguflow::cli {
+namespace {
+
+std::string cpu_targets() {
+  std::string out;
+  const int64_t supported = hwy::SupportedTargets();
+  for (int bit = 0; bit < 63; ++bit) {
+    const int64_t t = int64_t{1} << bit;
+    if (supported & t) out += (out.empty() ? "" : " ") + std::string(hwy::TargetName(t));
+  }
+  return out;
+}
+
+}  // namespace
+
+int run_kernels(int argc, char** argv) {
+  Args args("kernels [options]",
+            "Lists the kernel plugins found (next to the gguflow executable, then in "
+            "GGUFLOW_PLUGIN_PATH), whether this CPU can run each, and which one is selected.");
+  args.option("--kernels", "NAME", "force this plugin (default: $GGUFLOW_KERNELS, else the best)")
+      .flag("--json", "print JSON instead of a table")
+      .positional_count(0, 0);
+  if (!args.parse(argc, argv)) return 0;
+
+  plugins::SelectOptions options;
+  options.forced = args.get("--kernels");
+  const auto candidates = plugins::scan_plugins(options);
+  // Selection loads the chosen plugin, which also checks its entry point and ABI version.
+  const plugins::SelectedKernels& selected =
+      plugins::load_plugin(plugins::choose_plugin(candidates, options));
+  // The ABI version is in the table, so every plugin this CPU can run is loaded to read it; a
+  // plugin that fails to load is reported with its error instead.
+  std::vector<std::string> abi(candidates.size(), "-");
+  std::vector<std::string> load_error(candidates.size());
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    if (!candidates[i].usable) continue;
+    try {
+      abi[i] = std::to_string(plugins::load_plugin(candidates[i]).abi_version);
+    } catch (const Error& e) {
+      load_error[i] = e.what();
+    }
+  }
+
+  if (args.has("--json")) {
+    JsonWriter json;
+    json.begin_object();
+    json.key("cpu_targets").value(cpu_targets());
+    json.key("abi_version").value(static_cast<int64_t>(GGUFLOW_KERNEL_ABI_VERSION));
+    json.key("selected").value(selected.plugin.name);
+    json.key("plugins").begin_array();
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      const auto& c = candidates[i];
+      const bool is_selected = c.path == selected.plugin.path;
+      json.begin_object();
+      json.key("name").value(c.name);
+      json.key("target").value(c.target);
+      json.key("path").value(c.path.string());
+      json.key("supported").value(c.usable && load_error[i].empty());
+      json.key("reason").value(c.usable ? load_error[i] : c.reason);
+      json.key("selected").value(is_selected);
+      json.key("abi_version").value(abi[i]);
+      json.end_object();
+    }
+    json.end_array();
+    json.end_object();
+    std::printf("%s\n", json.str().c_str());
+    return 0;
+  }
+
+  std::printf("CPU targets: %s\nhost kernel ABI: %u\n\n", cpu_targets().c_str(),
+              GGUFLOW_KERNEL_ABI_VERSION);
+  std::printf("  %-9s %-8s %-4s %-40s %s\n", "name", "target", "ABI", "status", "path");
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const auto& c = candidates[i];
+    const bool is_selected = c.path == selected.plugin.path;
+    const std::string status = !c.usable              ? "not usable: " + c.reason
+                               : !load_error[i].empty() ? "not usable: " + load_error[i]
+                               : is_selected            ? "supported, selected"
+                                                        : "supported";
+    std::printf("%s %-9s %-8s %-4s %-40s %s\n", is_selected ? "*" : " ", c.name.c_str(),
+                c.target.empty() ? "?" : c.target.c_str(), abi[i].c_str(), status.c_str(),
+                c.path.string().c_str());
+  }
+  std::printf("\nselected: %s\n", selected.describe().c_str());
+  return 0;
+}
+
+}  // namespace gguflow::cli

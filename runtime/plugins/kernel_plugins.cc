@@ -1,0 +1,182 @@
+#include "runtime/plugins/kernel_plugins.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <sstream>
+
+#include <boost/dll/runtime_symbol_info.hpp>
+#include <boost/dll/shared_library.hpp>
+#include <hwy/targets.h>
+
+#include "runtime/core/error.h"
+#include "runtime/plugins/plugin_file.h"
+
+namespace gguflow::plugins {
+namespace {
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+
+// Loaded plugins, by path. Deliberately never destroyed: a library must not be unloaded while
+// any thread may still call into it, and the process exit unmaps it anyway.
+struct Registry {
+  std::mutex mutex;
+  std::map<std::string, std::unique_ptr<SelectedKernels>> loaded;
+  std::vector<std::unique_ptr<boost::dll::shared_library>> libraries;
+};
+Registry& registry() {
+  static Registry* r = new Registry();
+  return *r;
+}
+
+std::string list_names(const std::vector<PluginCandidate>& candidates) {
+  std::string names;
+  for (const auto& c : candidates) names += (names.empty() ? "" : ", ") + c.name;
+  return names;
+}
+
+}  // namespace
+
+std::string SelectedKernels::describe() const {
+  std::ostringstream out;
+  out << plugin.name << " (" << plugin.target << ", ABI " << abi_version << ") from "
+      << plugin.path.string();
+  return out.str();
+}
+
+std::vector<std::filesystem::path> default_search_dirs() {
+  std::vector<std::filesystem::path> dirs;
+  boost::dll::fs::error_code ec;
+  const auto exe = boost::dll::program_location(ec);
+  if (!ec) dirs.emplace_back(exe.parent_path().string());
+  const std::string path = env("GGUFLOW_PLUGIN_PATH");
+  size_t start = 0;
+  while (start <= path.size()) {
+    const size_t end = std::min(path.find(':', start), path.size());
+    const std::string dir = path.substr(start, end - start);
+    if (!dir.empty()) {
+      if (!std::filesystem::is_directory(dir))
+        throw error("GGUFLOW_PLUGIN_PATH: plugin folder '", dir, "' does not exist");
+      dirs.emplace_back(dir);
+    }
+    start = end + 1;
+  }
+  return dirs;
+}
+
+std::vector<PluginCandidate> scan_plugins(const SelectOptions& options) {
+  const auto dirs = options.search_dirs.empty() ? default_search_dirs() : options.search_dirs;
+  const int64_t supported =
+      options.supported_targets ? options.supported_targets : hwy::SupportedTargets();
+  std::vector<PluginCandidate> out;
+  for (const auto& dir : dirs) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec))
+      throw error("plugin folder '", dir.string(), "' does not exist");
+    std::vector<std::filesystem::path> files;
+    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+      if (plugin_name_from_file(entry.path())) files.push_back(entry.path());
+    }
+    std::sort(files.begin(), files.end());
+    for (const auto& file : files) {
+      PluginCandidate c;
+      c.name = *plugin_name_from_file(file);
+      c.path = std::filesystem::absolute(file);
+      const PluginFileInfo info = read_plugin_file(file);
+      c.target = info.target;
+      c.target_bit = info.target_bit;
+      if (!info.problem.empty()) {
+        c.reason = info.problem;
+      } else if (!target_matches_name(c.name, c.target)) {
+        c.reason = "named '" + c.name + "' but built for " + c.target + " (broken build)";
+      } else if ((c.target_bit & supported) == 0) {
+        c.reason = "this CPU does not support " + c.target;
+      } else {
+        c.usable = true;
+      }
+      out.push_back(std::move(c));
+    }
+  }
+  return out;
+}
+
+PluginCandidate choose_plugin(const std::vector<PluginCandidate>& candidates,
+                              const SelectOptions& options) {
+  const std::string forced = !options.forced.empty() ? options.forced : env("GGUFLOW_KERNELS");
+  if (candidates.empty()) {
+    const auto dirs = options.search_dirs.empty() ? default_search_dirs() : options.search_dirs;
+    std::string searched;
+    for (const auto& d : dirs) searched += (searched.empty() ? "" : ":") + d.string();
+    throw error("no kernel plugins (", kPluginPrefix, "*", kPluginSuffix, ") found in '",
+                searched, "'; set GGUFLOW_PLUGIN_PATH to the folder holding them");
+  }
+  if (!forced.empty()) {
+    for (const auto& c : candidates) {
+      if (c.name != forced) continue;
+      if (!c.usable)
+        throw error("kernel plugin '", forced, "' (", c.path.string(), ") cannot be used: ", c.reason);
+      return c;
+    }
+    throw error("kernel plugin '", forced, "' not found; found: ", list_names(candidates));
+  }
+  const PluginCandidate* best = nullptr;
+  for (const auto& c : candidates) {
+    // Lower Highway bits are better targets; the first found wins a tie.
+    if (c.usable && (!best || c.target_bit < best->target_bit)) best = &c;
+  }
+  if (!best) {
+    throw error("none of the kernel plugins found can run on this CPU (", list_names(candidates),
+                "); first reason: ", candidates.front().reason);
+  }
+  return *best;
+}
+
+const SelectedKernels& load_plugin(const PluginCandidate& candidate) {
+  if (!candidate.usable) {
+    throw error("kernel plugin '", candidate.name, "' (", candidate.path.string(),
+                ") cannot be used: ", candidate.reason);
+  }
+  Registry& reg = registry();
+  std::lock_guard<std::mutex> lock(reg.mutex);
+  const std::string key = candidate.path.string();
+  if (auto it = reg.loaded.find(key); it != reg.loaded.end()) return *it->second;
+
+  auto lib = std::make_unique<boost::dll::shared_library>();
+  boost::dll::fs::error_code ec;
+  lib->load(boost::dll::fs::path(key), boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local, ec);
+  if (ec || !lib->is_loaded())
+    throw error("kernel plugin ", key, ": cannot be loaded: ", ec ? ec.message() : "unknown error");
+  if (!lib->has(GGUFLOW_KERNELS_ENTRY))
+    throw error("kernel plugin ", key, ": not a gguflow kernel plugin (no '", GGUFLOW_KERNELS_ENTRY,
+                "' entry point)");
+  const auto get = lib->get<const GgufflowKernels*()>(GGUFLOW_KERNELS_ENTRY);
+  const GgufflowKernels* table = get();
+  if (!table) throw error("kernel plugin ", key, ": ", GGUFLOW_KERNELS_ENTRY, " returned no table");
+  if (table->abi_version != GGUFLOW_KERNEL_ABI_VERSION)
+    throw error("kernel plugin ", key, ": ABI version mismatch: expected ", GGUFLOW_KERNEL_ABI_VERSION,
+                ", found ", table->abi_version, " (rebuild the plugin)");
+  if (table->table_bytes < kHostTableBytes)
+    throw error("kernel plugin ", key, ": kernel table too small: expected at least ",
+                kHostTableBytes, " bytes, found ", table->table_bytes);
+  if (table->hwy_target != candidate.target_bit)
+    throw error("kernel plugin ", key, ": file records target ", candidate.target,
+                " but the loaded table reports ", table->target_name ? table->target_name : "?");
+
+  auto selected = std::make_unique<SelectedKernels>();
+  selected->table = table;
+  selected->plugin = candidate;
+  selected->abi_version = table->abi_version;
+  reg.libraries.push_back(std::move(lib));
+  return *(reg.loaded[key] = std::move(selected));
+}
+
+const SelectedKernels& select_kernels(const SelectOptions& options) {
+  return load_plugin(choose_plugin(scan_plugins(options), options));
+}
+
+}  // namespace gguflow::plugins

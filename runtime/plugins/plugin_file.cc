@@ -1,0 +1,101 @@
+#include "runtime/plugins/plugin_file.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <exception>
+#include <fstream>
+
+#include <boost/dll/library_info.hpp>
+#include <hwy/targets.h>
+
+namespace gguflow::plugins {
+namespace {
+
+// Checks the parts of the ELF header that boost::dll::library_info trusts before it seeks:
+// magic, 64-bit little-endian class, and a section header table inside the file. A truncated
+// or garbage file fails here with a reason instead of sending the parser off the end.
+std::string check_elf_header(const std::filesystem::path& file) {
+  std::error_code ec;
+  const uintmax_t size = std::filesystem::file_size(file, ec);
+  if (ec) return "cannot read the file size: " + ec.message();
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return "cannot open the file";
+  unsigned char header[64] = {};
+  in.read(reinterpret_cast<char*>(header), sizeof header);
+  if (static_cast<size_t>(in.gcount()) < sizeof header)
+    return "not an ELF shared library (only " + std::to_string(size) + " bytes)";
+  if (std::memcmp(header, "\x7f" "ELF", 4) != 0) return "not an ELF shared library (bad magic)";
+  if (header[4] != 2 || header[5] != 1) return "not a 64-bit little-endian ELF file";
+  uint64_t shoff = 0;
+  uint16_t shentsize = 0, shnum = 0, shstrndx = 0;
+  std::memcpy(&shoff, header + 0x28, 8);
+  std::memcpy(&shentsize, header + 0x3A, 2);
+  std::memcpy(&shnum, header + 0x3C, 2);
+  std::memcpy(&shstrndx, header + 0x3E, 2);
+  if (shentsize != 64 || shnum == 0 || shstrndx >= shnum)
+    return "corrupt ELF file (no valid section header table)";
+  if (shoff > size || uint64_t{shnum} * 64 > size - shoff)
+    return "corrupt ELF file (truncated: section headers end past " + std::to_string(size) +
+           " bytes)";
+  return "";
+}
+
+}  // namespace
+
+std::optional<std::string> plugin_name_from_file(const std::filesystem::path& file) {
+  const std::string base = file.filename().string();
+  const std::string prefix = kPluginPrefix, suffix = kPluginSuffix;
+  if (base.size() <= prefix.size() + suffix.size()) return std::nullopt;
+  if (base.compare(0, prefix.size(), prefix) != 0) return std::nullopt;
+  if (base.compare(base.size() - suffix.size(), suffix.size(), suffix) != 0) return std::nullopt;
+  return base.substr(prefix.size(), base.size() - prefix.size() - suffix.size());
+}
+
+int64_t target_bit_from_name(const std::string& name) {
+  for (int bit = 0; bit < 63; ++bit) {
+    const int64_t target = int64_t{1} << bit;
+    const char* target_name = hwy::TargetName(target);
+    if (target_name && name == target_name) return target;
+  }
+  return 0;
+}
+
+bool target_matches_name(const std::string& name, const std::string& target) {
+  if (name == "scalar") return target == "SCALAR" || target == "EMU128";
+  static const char* const kBuilt[] = {"sse4", "avx2", "avx3", "avx3_dl", "neon", "sve", "sve2"};
+  if (std::find_if(std::begin(kBuilt), std::end(kBuilt),
+                   [&](const char* n) { return name == n; }) == std::end(kBuilt))
+    return true;
+  std::string upper = name;
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return upper == target;
+}
+
+PluginFileInfo read_plugin_file(const std::filesystem::path& file) {
+  PluginFileInfo info;
+  info.problem = check_elf_header(file);
+  if (!info.problem.empty()) return info;
+  std::vector<std::string> sections;
+  try {
+    boost::dll::library_info elf(boost::dll::fs::path(file.string()));
+    sections = elf.sections();
+  } catch (const std::exception& e) {
+    info.problem = std::string("corrupt ELF file (") + e.what() + ")";
+    return info;
+  }
+  const std::string prefix = kTargetSectionPrefix;
+  for (const std::string& s : sections) {
+    if (s.compare(0, prefix.size(), prefix) != 0) continue;
+    info.target = s.substr(prefix.size());
+    info.target_bit = target_bit_from_name(info.target);
+    if (info.target_bit == 0) {
+      info.problem = "built for Highway target '" + info.target + "', which this host does not know";
+    }
+    return info;
+  }
+  info.problem = "no " + prefix + "* section: not a gguflow kernel plugin";
+  return info;
+}
+
+}  // namespace gguflow::plugins
