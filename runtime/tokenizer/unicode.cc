@@ -1,0 +1,153 @@
+#include "runtime/tokenizer/unicode.h"
+
+#include <algorithm>
+
+#include "runtime/tokenizer/unicode_tables.h"
+
+namespace gguflow::unicode {
+
+CodepointFlags flags_of(uint32_t cpt) {
+  if (cpt > 0x10FFFF) return CodepointFlags{CodepointFlags::kUndefined};
+  // The last range whose first code point is <= cpt.
+  const FlagRange* end = kFlagRanges + kFlagRangeCount;
+  const FlagRange* it = std::upper_bound(kFlagRanges, end, cpt,
+                                         [](uint32_t c, const FlagRange& r) { return c < r.first; });
+  return CodepointFlags{(it - 1)->flags};
+}
+
+uint32_t to_lower(uint32_t cpt) {
+  if (cpt < 0x80) return (cpt >= 'A' && cpt <= 'Z') ? cpt + ('a' - 'A') : cpt;
+  const CodepointPair* end = kLowercase + kLowercaseCount;
+  const CodepointPair* it = std::lower_bound(
+      kLowercase, end, cpt, [](const CodepointPair& p, uint32_t c) { return p.from < c; });
+  return (it != end && it->from == cpt) ? it->to : cpt;
+}
+
+uint32_t nfd_first(uint32_t cpt) {
+  if (cpt < 0xC0) return cpt;
+  const NfdRange* end = kNfdFirst + kNfdFirstCount;
+  const NfdRange* it = std::upper_bound(kNfdFirst, end, cpt,
+                                        [](uint32_t c, const NfdRange& r) { return c < r.first; });
+  if (it == kNfdFirst) return cpt;
+  --it;
+  return cpt <= it->last ? it->nfd : cpt;
+}
+
+size_t utf8_sequence_length(uint8_t lead) {
+  if (lead < 0x80) return 1;
+  if ((lead & 0xE0) == 0xC0) return 2;
+  if ((lead & 0xF0) == 0xE0) return 3;
+  if ((lead & 0xF8) == 0xF0) return 4;
+  return 1;  // continuation byte or 0xF8..0xFF
+}
+
+namespace {
+
+// Decodes one well-formed sequence at `pos`; returns its length, or 0 when it is invalid.
+// `complete` is false when the text ends inside a sequence that is valid so far.
+size_t decode_one(std::string_view text, size_t pos, uint32_t* cpt, bool* truncated) {
+  const auto byte = [&](size_t i) { return static_cast<uint8_t>(text[i]); };
+  *truncated = false;
+  const uint8_t lead = byte(pos);
+  if (lead < 0x80) {
+    *cpt = lead;
+    return 1;
+  }
+  size_t length;
+  uint32_t value;
+  uint32_t min_value;
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    length = 2, value = lead & 0x1F, min_value = 0x80;
+  } else if ((lead & 0xF0) == 0xE0) {
+    length = 3, value = lead & 0x0F, min_value = 0x800;
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    length = 4, value = lead & 0x07, min_value = 0x10000;
+  } else {
+    return 0;  // continuation byte, overlong lead 0xC0/0xC1, or 0xF5..0xFF
+  }
+  for (size_t i = 1; i < length; ++i) {
+    if (pos + i >= text.size()) {
+      *truncated = true;
+      return 0;
+    }
+    if ((byte(pos + i) & 0xC0) != 0x80) return 0;
+    value = (value << 6) | (byte(pos + i) & 0x3F);
+    // Reject overlong forms, surrogates and > U+10FFFF as soon as the second byte shows them,
+    // so that a truncated prefix is only "incomplete" when some completion is valid.
+    if (i == 1) {
+      const uint32_t high = value << (6 * (length - 2));
+      const uint32_t max_low = (1u << (6 * (length - 2))) - 1;
+      if (high + max_low < min_value || (high >= 0xD800 && high <= 0xDFFF) || high > 0x10FFFF)
+        return 0;
+    }
+  }
+  *cpt = value;
+  return length;
+}
+
+}  // namespace
+
+std::optional<size_t> find_invalid_utf8(std::string_view text) {
+  size_t pos = 0;
+  while (pos < text.size()) {
+    uint32_t cpt;
+    bool truncated;
+    const size_t n = decode_one(text, pos, &cpt, &truncated);
+    if (n == 0) return pos;
+    pos += n;
+  }
+  return std::nullopt;
+}
+
+std::vector<uint32_t> decode_utf8(std::string_view text) {
+  std::vector<uint32_t> cpts;
+  cpts.reserve(text.size());
+  size_t pos = 0;
+  while (pos < text.size()) {
+    uint32_t cpt;
+    bool truncated;
+    const size_t n = decode_one(text, pos, &cpt, &truncated);
+    if (n == 0) {
+      cpts.push_back(kReplacementCharacter);
+      ++pos;
+    } else {
+      cpts.push_back(cpt);
+      pos += n;
+    }
+  }
+  return cpts;
+}
+
+void append_utf8(uint32_t cpt, std::string& out) {
+  if (cpt < 0x80) {
+    out += static_cast<char>(cpt);
+  } else if (cpt < 0x800) {
+    out += static_cast<char>(0xC0 | (cpt >> 6));
+    out += static_cast<char>(0x80 | (cpt & 0x3F));
+  } else if (cpt < 0x10000) {
+    out += static_cast<char>(0xE0 | (cpt >> 12));
+    out += static_cast<char>(0x80 | ((cpt >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cpt & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cpt >> 18));
+    out += static_cast<char>(0x80 | ((cpt >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cpt >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cpt & 0x3F));
+  }
+}
+
+size_t incomplete_utf8_suffix(std::string_view text) {
+  // A sequence is at most 4 bytes, so only a lead byte in the last 3 can be incomplete.
+  for (size_t back = 1; back <= 3 && back <= text.size(); ++back) {
+    const size_t pos = text.size() - back;
+    const uint8_t byte = static_cast<uint8_t>(text[pos]);
+    if ((byte & 0xC0) == 0x80) continue;  // continuation byte: look further back
+    uint32_t cpt;
+    bool truncated;
+    decode_one(text, pos, &cpt, &truncated);
+    return truncated ? back : 0;
+  }
+  return 0;
+}
+
+}  // namespace gguflow::unicode
