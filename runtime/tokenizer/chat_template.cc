@@ -1,0 +1,116 @@
+#include "runtime/tokenizer/chat_template.h"
+
+#include "runtime/core/error.h"
+#include "runtime/gguf/gguf_file.h"
+#include "runtime/gguf/gguf_names.h"
+
+namespace gguflow {
+namespace {
+
+std::string_view trim(std::string_view s) {
+  const auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
+  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+void check_role(const ChatMessage& m) {
+  if (m.role != "system" && m.role != "user" && m.role != "assistant")
+    throw error("chat message: role: expected system, user or assistant, found '", m.role, "'");
+}
+
+std::string apply_chatml(std::span<const ChatMessage> messages, bool add_generation_prompt) {
+  std::string out;
+  for (const ChatMessage& m : messages)
+    out += "<|im_start|>" + m.role + "\n" + m.content + "<|im_end|>\n";
+  if (add_generation_prompt) out += "<|im_start|>assistant\n";
+  return out;
+}
+
+// Meta's Llama-2 chat format, llama.cpp's "llama2-sys-bos" variant: every turn after the first
+// opens with <s>[INST] (the first BOS comes from the tokenizer).
+std::string apply_llama2(std::span<const ChatMessage> messages) {
+  std::string out = "[INST] ";
+  bool inside_turn = true;
+  for (const ChatMessage& m : messages) {
+    if (!inside_turn) {
+      inside_turn = true;
+      out += "<s>[INST] ";
+    }
+    if (m.role == "system") {
+      out += "<<SYS>>\n" + m.content + "\n<</SYS>>\n\n";
+    } else if (m.role == "user") {
+      out += m.content + " [/INST]";
+    } else {
+      out += m.content + "</s>";
+      inside_turn = false;
+    }
+  }
+  return out;  // the reply follows [/INST] directly: no separate generation prompt
+}
+
+std::string apply_llama3(std::span<const ChatMessage> messages, bool add_generation_prompt) {
+  std::string out;
+  for (const ChatMessage& m : messages) {
+    out += "<|start_header_id|>" + m.role + "<|end_header_id|>\n\n";
+    out += trim(m.content);
+    out += "<|eot_id|>";
+  }
+  if (add_generation_prompt) out += "<|start_header_id|>assistant<|end_header_id|>\n\n";
+  return out;
+}
+
+}  // namespace
+
+std::optional<ChatFormat> ChatTemplate::recognize(std::string_view jinja) {
+  const auto has = [&](std::string_view s) { return jinja.find(s) != std::string_view::npos; };
+  if (has("<|im_start|>")) return ChatFormat::kChatML;
+  if (has("<|start_header_id|>") && has("<|end_header_id|>")) return ChatFormat::kLlama3;
+  if (has("[INST]")) return ChatFormat::kLlama2;
+  return std::nullopt;
+}
+
+std::optional<ChatTemplate> ChatTemplate::detect(const GgufFile& file, const Vocabulary& vocab) {
+  if (const GgufValue* text = file.find(names::kChatTemplate)) {
+    if (auto format = recognize(text->as_string(names::kChatTemplate))) return ChatTemplate(*format);
+    return std::nullopt;  // a template we do not know: do not guess another format
+  }
+  if (file.architecture() == "qwen2" || vocab.find("<|im_start|>") != kNoToken)
+    return ChatTemplate(ChatFormat::kChatML);
+  if (vocab.find("<|start_header_id|>") != kNoToken) return ChatTemplate(ChatFormat::kLlama3);
+  return std::nullopt;
+}
+
+ChatTemplate ChatTemplate::require(const GgufFile& file, const Vocabulary& vocab) {
+  if (auto found = detect(file, vocab)) return *found;
+  if (file.find(names::kChatTemplate) != nullptr)
+    throw error(file.path(), ": metadata ", names::kChatTemplate,
+                ": expected a ChatML, llama-2 or llama-3 template, found one that is none of "
+                "them (unsupported chat format)");
+  throw error(file.path(), ": no chat template: the file has no ", names::kChatTemplate,
+              " and architecture '", file.architecture(),
+              "' with this vocabulary has no known chat format (expected ChatML, llama-2 or "
+              "llama-3 tokens); this is probably not a chat model");
+}
+
+const char* ChatTemplate::name() const {
+  switch (format_) {
+    case ChatFormat::kChatML: return "chatml";
+    case ChatFormat::kLlama2: return "llama2";
+    case ChatFormat::kLlama3: return "llama3";
+  }
+  return "?";
+}
+
+std::string ChatTemplate::apply(std::span<const ChatMessage> messages,
+                                bool add_generation_prompt) const {
+  for (const ChatMessage& m : messages) check_role(m);
+  switch (format_) {
+    case ChatFormat::kChatML: return apply_chatml(messages, add_generation_prompt);
+    case ChatFormat::kLlama2: return apply_llama2(messages);
+    case ChatFormat::kLlama3: return apply_llama3(messages, add_generation_prompt);
+  }
+  return {};
+}
+
+}  // namespace gguflow
