@@ -4,7 +4,7 @@
 // d_w * d_a (plus m_w * s_a for the formats with a min), accumulated over the row.
 //
 // x86 (AVX2/AVX3/AVX3_DL): the weight block is unpacked into one 32-byte register; signed
-// formats use GGML's sign trick (|w| * sign(a, w) with vpmaddubsw), VNNI uses vpdpbusd. Float
+// formats use GGML's sign trick (|w| * sign(a, w) with vpmaddubsw). Float
 // accumulation runs in 8 lanes, summed once at the end of the row. Other targets: a portable
 // Highway integer dot per block and a scalar float accumulation.
 #include <cstring>

@@ -15,19 +15,13 @@
 #include "plugins/abi/kernel_abi.h"
 #include "plugins/abi/quant_blocks.h"
 
-// The 256-bit x86 paths (AVX2 intrinsics on Highway's `.raw`) serve AVX2, AVX3 and AVX3_DL:
-// decode is memory bound, so 512-bit vectors buy little; AVX3_DL adds VNNI (vpdpbusd).
+// The 256-bit x86 paths (AVX2 intrinsics) serve AVX2, AVX3 and AVX3_DL: decode is memory
+// bound, so 512-bit vectors buy little.
 #if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
 #define GGUFLOW_X86_256 1
 #include <immintrin.h>
 #else
 #define GGUFLOW_X86_256 0
-#endif
-
-#if HWY_TARGET == HWY_AVX3_DL
-#define GGUFLOW_VNNI 1
-#else
-#define GGUFLOW_VNNI 0
 #endif
 
 namespace gguflow::kernels {
@@ -106,11 +100,7 @@ static inline float HorizontalSum(__m256 v) {
 
 // 8 int32 lanes, each the sum of 4 adjacent products u8 * i8 (u8 < 128 or signs pre-applied).
 static inline __m256i DotU8I8(__m256i u, __m256i s) {
-#if GGUFLOW_VNNI
-  return _mm256_dpbusd_epi32(_mm256_setzero_si256(), u, s);
-#else
   return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
-#endif
 }
 #endif
 

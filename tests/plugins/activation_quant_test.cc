@@ -1,0 +1,70 @@
+// quantize_act of every plugin this CPU runs is bit-exact with GGML's reference quantizers,
+// checked against the fixtures in shared/data/reference/quant (DATA.md section 1: ggml's own
+// bytes for a 16 x 512 input with all-zero, tiny, huge and outlier rows).
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "tests/plugins/plugin_test_util.h"
+#include "tests/support/test_data.h"
+
+namespace gguflow::test {
+namespace {
+
+std::vector<char> read_all(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::vector<char>(std::istreambuf_iterator<char>(in), {});
+}
+
+class ActivationQuant : public ::testing::TestWithParam<std::string> {
+ protected:
+  // Quantizes each row of <name>.f32 with the plugin and compares with <name>.q byte for byte.
+  void expect_fixture(const std::string& name, uint32_t act_type) {
+    const std::string base = "reference/quant/" + name;
+    GGUFLOW_REQUIRE_DATA(base + ".q");
+    const GgufflowKernels& k = plugin_table(GetParam());
+    const auto input = read_all(data_path(base + ".f32"));
+    const auto expected = read_all(data_path(base + ".q"));
+    constexpr int64_t kRows = 16, kCols = 512;
+    ASSERT_EQ(input.size(), kRows * kCols * sizeof(float));
+    const size_t bytes = row_bytes(act_type, kCols);
+    ASSERT_EQ(expected.size(), kRows * bytes);
+    std::vector<char> got(bytes);
+    for (int64_t r = 0; r < kRows; ++r) {
+      const float* x = reinterpret_cast<const float*>(input.data()) + r * kCols;
+      k.quantize_act(act_type, x, got.data(), kCols);
+      for (size_t i = 0; i < bytes; ++i)
+        ASSERT_EQ(got[i], expected[r * bytes + i]) << name << " row " << r << " byte " << i;
+    }
+  }
+};
+
+TEST_P(ActivationQuant, Q8_0IsBitExactWithGgml) { expect_fixture("q8_0", GGML_TYPE_Q8_0); }
+TEST_P(ActivationQuant, Q8_KIsBitExactWithGgml) { expect_fixture("q8_K", GGML_TYPE_Q8_K); }
+TEST_P(ActivationQuant, F16IsBitExactWithGgml) { expect_fixture("f16", GGML_TYPE_F16); }
+TEST_P(ActivationQuant, BF16IsBitExactWithGgml) { expect_fixture("bf16", GGML_TYPE_BF16); }
+
+TEST_P(ActivationQuant, TableListsGgmlActivationTypes) {
+  const GgufflowKernels& k = plugin_table(GetParam());
+  EXPECT_EQ(k.act_type[GGML_TYPE_Q4_0], GGML_TYPE_Q8_0);
+  EXPECT_EQ(k.act_type[GGML_TYPE_Q5_0], GGML_TYPE_Q8_0);
+  EXPECT_EQ(k.act_type[GGML_TYPE_Q8_0], GGML_TYPE_Q8_0);
+  EXPECT_EQ(k.act_type[GGML_TYPE_Q4_1], GGML_TYPE_Q8_1);
+  EXPECT_EQ(k.act_type[GGML_TYPE_Q5_1], GGML_TYPE_Q8_1);
+  for (uint32_t t : {GGML_TYPE_Q2_K, GGML_TYPE_Q3_K, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K})
+    EXPECT_EQ(k.act_type[t], GGML_TYPE_Q8_K);
+  EXPECT_EQ(k.act_type[GGML_TYPE_F16], GGML_TYPE_F16);
+  EXPECT_EQ(k.act_type[GGML_TYPE_BF16], GGML_TYPE_BF16);
+  EXPECT_EQ(k.act_type[GGML_TYPE_F32], GGML_TYPE_F32);
+  EXPECT_EQ(k.act_type[GGML_TYPE_IQ2_XXS], GGML_TYPE_COUNT);
+}
+
+INSTANTIATE_TEST_SUITE_P(Plugins, ActivationQuant, ::testing::ValuesIn(supported_plugin_names()),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace gguflow::test

@@ -1,0 +1,23 @@
+// Libraries that look like kernel plugins but are broken in one way each, for the loader's
+// error tests. Compiled three times (tests/plugins/CMakeLists.txt):
+//   FAKE_ABI_MISMATCH: a valid target record and entry point, but abi_version 999.
+//   FAKE_NO_ENTRY:     a valid target record, no gguflow_kernels_get.
+//   FAKE_NO_SECTION:   an entry point but no ".gguflow_target.*" record.
+#include "plugins/abi/kernel_abi.h"
+
+#if defined(FAKE_ABI_MISMATCH) || defined(FAKE_NO_ENTRY)
+__attribute__((section(".gguflow_target.SCALAR"), used)) const char kFakeTarget[] = "SCALAR";
+#endif
+
+#if defined(FAKE_ABI_MISMATCH) || defined(FAKE_NO_SECTION)
+extern "C" __attribute__((visibility("default"))) const GgufflowKernels* gguflow_kernels_get(void) {
+  static GgufflowKernels table{};
+  table.abi_version = 999;
+  table.table_bytes = sizeof(GgufflowKernels);
+  table.target_name = "SCALAR";
+  table.hwy_target = int64_t{1} << 62;  // HWY_SCALAR
+  return &table;
+}
+#else
+extern "C" __attribute__((visibility("default"))) int gguflow_fake_plugin_marker(void) { return 1; }
+#endif

@@ -1,0 +1,204 @@
+// Parity of every plugin this CPU can run with the scalar reference (runtime/quant), for every
+// weight type the ABI lists.
+//
+// Reference: weights quantized and dequantized by runtime/quant; activations quantized by the
+// plugin (and checked bit-exact against runtime/quant's quantizer for the activation type),
+// dequantized by runtime/quant; the dot product in double. What remains between kernel and
+// reference is float rounding only, because both use the same quantized activations.
+//
+// Tolerance: the kernel's integer dot per block is exact; each block adds one rounded product
+// (d_w * d_a rounded, times the integer sum rounded) and the row sum is rounded once per
+// block (or per element for float types). Every rounding is at most 2^-24 relative to a term
+// whose magnitude is bounded by sum_k |a_k| * 3 * max|w| over k's block (3: for formats with a
+// min, d*sc*q and dmin*m are each at most about twice the block's largest |value|). So
+//   |kernel - reference| <= (terms + 8) * 2^-24 * 3 * sum_k |a_k| max_block|w|
+// with terms = blocks (elements for float types) per row. A single wrongly decoded element
+// costs about |w_k a_k| ~ magnitude / n, far above this bound.
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "runtime/quant/quant.h"
+#include "tests/plugins/plugin_test_util.h"
+
+namespace gguflow::test {
+namespace {
+
+struct TypeCase {
+  uint32_t type;
+  int64_t n;  // elements per row: odd for float types, not a multiple of 256 for 32-blocks
+};
+
+const TypeCase kTypes[] = {
+    {GGML_TYPE_F32, 37},   {GGML_TYPE_F16, 37},   {GGML_TYPE_BF16, 37},  {GGML_TYPE_Q4_0, 96},
+    {GGML_TYPE_Q4_1, 96},  {GGML_TYPE_Q5_0, 96},  {GGML_TYPE_Q5_1, 96},  {GGML_TYPE_Q8_0, 96},
+    {GGML_TYPE_Q2_K, 512}, {GGML_TYPE_Q3_K, 512}, {GGML_TYPE_Q4_K, 512}, {GGML_TYPE_Q5_K, 512},
+    {GGML_TYPE_Q6_K, 512},
+};
+
+constexpr int64_t kRows = 13;   // odd, not a multiple of any row tile
+constexpr int64_t kActs = 17;   // batch sizes 1..17
+constexpr int64_t kYStride = kRows + 3;
+
+// Gaussian rows with a magnitude per row from 1e-3 to 1e3; `zero_row` is all zeros and one
+// element of row 1 is a 100x outlier.
+std::vector<float> make_rows(int64_t rows, int64_t n, uint32_t seed, int64_t zero_row) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> x(static_cast<size_t>(rows * n));
+  for (int64_t r = 0; r < rows; ++r) {
+    const float scale = std::pow(10.0f, static_cast<float>(r % 7) - 3.0f);
+    for (int64_t k = 0; k < n; ++k) x[r * n + k] = r == zero_row ? 0.0f : scale * normal(rng);
+  }
+  if (rows > 1) x[1 * n + n / 3] *= 100.0f;
+  return x;
+}
+
+struct Problem {
+  uint32_t type, act_type;
+  int64_t n, block;
+  size_t w_row_bytes, act_row_bytes;
+  std::vector<uint8_t> w, act;           // quantized weights [kRows] and activations [kActs]
+  std::vector<double> ref, tol;          // [kActs][kRows]
+};
+
+Problem make_problem(const GgufflowKernels& k, const TypeCase& tc) {
+  Problem p;
+  p.type = tc.type;
+  p.act_type = k.act_type[tc.type];
+  p.n = tc.n;
+  p.block = ggml_type_info(tc.type)->block_size;
+  p.w_row_bytes = row_bytes(tc.type, tc.n);
+  p.act_row_bytes = row_bytes(p.act_type, tc.n);
+
+  const auto wf = make_rows(kRows, tc.n, 1234 + tc.type, 0);
+  const auto af = make_rows(kActs, tc.n, 99 + tc.type, 3);
+  p.w.resize(kRows * p.w_row_bytes);
+  p.act.resize(kActs * p.act_row_bytes);
+  std::vector<float> wd(kRows * tc.n), ad(kActs * tc.n);
+  for (int64_t r = 0; r < kRows; ++r) {
+    quantize_row(tc.type, &wf[r * tc.n], &p.w[r * p.w_row_bytes], tc.n);
+    dequantize_row(tc.type, &p.w[r * p.w_row_bytes], &wd[r * tc.n], tc.n);
+  }
+  std::vector<uint8_t> expected_act(p.act_row_bytes);
+  for (int64_t a = 0; a < kActs; ++a) {
+    k.quantize_act(p.act_type, &af[a * tc.n], &p.act[a * p.act_row_bytes], tc.n);
+    quantize_row(p.act_type, &af[a * tc.n], expected_act.data(), tc.n);
+    EXPECT_EQ(0, std::memcmp(expected_act.data(), &p.act[a * p.act_row_bytes], p.act_row_bytes))
+        << "quantize_act(" << ggml_type_info(p.act_type)->name << ") differs from runtime/quant, row " << a;
+    dequantize_row(p.act_type, &p.act[a * p.act_row_bytes], &ad[a * tc.n], tc.n);
+  }
+
+  const int64_t terms = p.block == 1 ? tc.n : tc.n / p.block;
+  p.ref.resize(kActs * kRows);
+  p.tol.resize(kActs * kRows);
+  for (int64_t a = 0; a < kActs; ++a) {
+    for (int64_t r = 0; r < kRows; ++r) {
+      double dot = 0.0, magnitude = 0.0;
+      for (int64_t b0 = 0; b0 < tc.n; b0 += p.block) {
+        double block_max = 0.0;
+        for (int64_t k2 = b0; k2 < b0 + p.block; ++k2) block_max = std::max(block_max, std::fabs(double(wd[r * tc.n + k2])));
+        for (int64_t k2 = b0; k2 < b0 + p.block; ++k2) {
+          dot += double(wd[r * tc.n + k2]) * double(ad[a * tc.n + k2]);
+          magnitude += std::fabs(double(ad[a * tc.n + k2])) * 3.0 * block_max;
+        }
+      }
+      p.ref[a * kRows + r] = dot;
+      p.tol[a * kRows + r] = double(terms + 8) * std::ldexp(1.0, -24) * magnitude;
+    }
+  }
+  return p;
+}
+
+class KernelParity : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(KernelParity, MatVecAndMatMatMatchReferenceForEveryType) {
+  const GgufflowKernels& k = plugin_table(GetParam());
+  for (const TypeCase& tc : kTypes) {
+    SCOPED_TRACE(ggml_type_info(tc.type)->name);
+    ASSERT_NE(k.act_type[tc.type], GGML_TYPE_COUNT) << "plugin lacks a kernel for this type";
+    const Problem p = make_problem(k, tc);
+
+    // Decode: one mat_vec per activation row, all rows at once.
+    std::vector<float> y_vec(kActs * kRows);
+    for (int64_t a = 0; a < kActs; ++a)
+      k.mat_vec(p.type, p.w.data(), p.w_row_bytes, p.n, 0, kRows, &p.act[a * p.act_row_bytes], &y_vec[a * kRows]);
+    for (int64_t a = 0; a < kActs; ++a)
+      for (int64_t r = 0; r < kRows; ++r)
+        ASSERT_NEAR(y_vec[a * kRows + r], p.ref[a * kRows + r], p.tol[a * kRows + r])
+            << "mat_vec act " << a << " row " << r;
+
+    // Prefill: every batch size 1..17 equals the mat_vec results bit for bit.
+    for (int64_t batch = 1; batch <= kActs; ++batch) {
+      std::vector<float> y(batch * kYStride, -1.0f);
+      k.mat_mat(p.type, p.w.data(), p.w_row_bytes, p.n, 0, kRows, p.act.data(), p.act_row_bytes, batch, y.data(), kYStride);
+      for (int64_t a = 0; a < batch; ++a) {
+        ASSERT_EQ(0, std::memcmp(&y[a * kYStride], &y_vec[a * kRows], kRows * sizeof(float)))
+            << "mat_mat batch " << batch << " act " << a << " differs from mat_vec";
+        for (int64_t r = kRows; r < kYStride; ++r) ASSERT_EQ(y[a * kYStride + r], -1.0f) << "wrote past the rows";
+      }
+    }
+  }
+}
+
+TEST_P(KernelParity, ResultsDoNotDependOnRowSplit) {
+  const GgufflowKernels& k = plugin_table(GetParam());
+  for (const TypeCase& tc : kTypes) {
+    SCOPED_TRACE(ggml_type_info(tc.type)->name);
+    const Problem p = make_problem(k, tc);
+    constexpr int64_t kBatch = 6;
+    std::vector<float> whole(kBatch * kRows), split(kBatch * kRows, -7.0f);
+    k.mat_mat(p.type, p.w.data(), p.w_row_bytes, p.n, 0, kRows, p.act.data(), p.act_row_bytes, kBatch, whole.data(), kRows);
+    // Three ranges of uneven sizes, computed out of order.
+    const int64_t cuts[][2] = {{9, kRows}, {0, 1}, {1, 9}};
+    for (const auto& c : cuts)
+      k.mat_mat(p.type, p.w.data(), p.w_row_bytes, p.n, c[0], c[1], p.act.data(), p.act_row_bytes, kBatch, split.data(), kRows);
+    EXPECT_EQ(0, std::memcmp(whole.data(), split.data(), whole.size() * sizeof(float)));
+    // Decode split at every row boundary gives the same bits as well.
+    std::vector<float> one(kRows), pieces(kRows);
+    k.mat_vec(p.type, p.w.data(), p.w_row_bytes, p.n, 0, kRows, p.act.data(), one.data());
+    for (int64_t r = 0; r < kRows; ++r)
+      k.mat_vec(p.type, p.w.data(), p.w_row_bytes, p.n, r, r + 1, p.act.data(), pieces.data());
+    EXPECT_EQ(0, std::memcmp(one.data(), pieces.data(), kRows * sizeof(float)));
+  }
+}
+
+TEST_P(KernelParity, ZeroRowsAndZeroActivationsGiveExactZero) {
+  const GgufflowKernels& k = plugin_table(GetParam());
+  for (const TypeCase& tc : kTypes) {
+    SCOPED_TRACE(ggml_type_info(tc.type)->name);
+    const Problem p = make_problem(k, tc);
+    std::vector<float> y(kActs * kRows);
+    k.mat_mat(p.type, p.w.data(), p.w_row_bytes, p.n, 0, kRows, p.act.data(), p.act_row_bytes, kActs, y.data(), kRows);
+    for (int64_t a = 0; a < kActs; ++a) EXPECT_EQ(y[a * kRows + 0], 0.0f) << "zero weight row, act " << a;
+    for (int64_t r = 0; r < kRows; ++r) EXPECT_EQ(y[3 * kRows + r], 0.0f) << "zero activation row, row " << r;
+    // An empty row range writes nothing.
+    std::vector<float> untouched(kRows, 5.0f);
+    k.mat_vec(p.type, p.w.data(), p.w_row_bytes, p.n, 4, 4, p.act.data(), untouched.data());
+    for (float v : untouched) EXPECT_EQ(v, 5.0f);
+  }
+}
+
+TEST_P(KernelParity, DequantizeRowMatchesReference) {
+  const GgufflowKernels& k = plugin_table(GetParam());
+  for (const TypeCase& tc : kTypes) {
+    SCOPED_TRACE(ggml_type_info(tc.type)->name);
+    const Problem p = make_problem(k, tc);
+    std::vector<float> mine(tc.n), ref(tc.n);
+    for (int64_t r = 0; r < kRows; ++r) {
+      k.dequantize_row(p.type, &p.w[r * p.w_row_bytes], mine.data(), tc.n);
+      dequantize_row(p.type, &p.w[r * p.w_row_bytes], ref.data(), tc.n);
+      ASSERT_EQ(0, std::memcmp(mine.data(), ref.data(), tc.n * sizeof(float))) << "row " << r;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Plugins, KernelParity, ::testing::ValuesIn(supported_plugin_names()),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace gguflow::test

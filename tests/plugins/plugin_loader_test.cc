@@ -1,0 +1,213 @@
+// The plugin loader: each built plugin really has the target its name says (read from the file
+// without loading, and reported by the loaded table), the best supported plugin is chosen, and
+// every failure (forced plugin the CPU lacks, missing folder, no plugins, corrupt file, ABI
+// mismatch, not a plugin) is a one-line gguflow::Error, and a one-line CLI error with exit 1,
+// never a crash.
+#include <hwy/targets.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "runtime/core/error.h"
+#include "runtime/plugins/kernel_plugins.h"
+#include "runtime/plugins/plugin_file.h"
+#include "tests/support/test_data.h"
+
+namespace gguflow::test {
+namespace {
+
+namespace fs = std::filesystem;
+using plugins::SelectOptions;
+
+SelectOptions in_bin_dir() {
+  SelectOptions o;
+  o.search_dirs = {binary_dir()};
+  return o;
+}
+
+// Runs `f` and returns the gguflow::Error message it throws ("" if none).
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// A folder holding one file named libgguflow-kernels-<name>.so with the given bytes.
+fs::path folder_with_plugin(const std::string& name, const fs::path& source) {
+  const fs::path dir = temp_dir();
+  fs::copy_file(source, dir / ("libgguflow-kernels-" + name + ".so"));
+  return dir;
+}
+
+fs::path fake(const std::string& kind) {
+  return fs::path(GGUFLOW_FAKE_PLUGIN_DIR) / ("libfake_plugin_" + kind + ".so");
+}
+
+TEST(PluginFiles, EveryBuiltPluginHasTheTargetItsNameSays) {
+  const auto candidates = plugins::scan_plugins(in_bin_dir());
+#if defined(__x86_64__)
+  for (const char* expected : {"scalar", "sse4", "avx2", "avx3"}) {
+    bool found = false;
+    for (const auto& c : candidates) found |= c.name == expected;
+    EXPECT_TRUE(found) << "plugin " << expected << " not built in " << binary_dir();
+  }
+#endif
+  for (const auto& c : candidates) {
+    SCOPED_TRACE(c.path.string());
+    const auto info = plugins::read_plugin_file(c.path);
+    ASSERT_EQ(info.problem, "");
+    EXPECT_TRUE(plugins::target_matches_name(c.name, info.target))
+        << c.name << " was built for " << info.target;
+    if (!c.usable) continue;
+    // Loaded, the table reports hwy::TargetName(HWY_TARGET) of its build: the same target.
+    const auto& loaded = plugins::load_plugin(c);
+    EXPECT_STREQ(loaded.table->target_name, info.target.c_str());
+    EXPECT_EQ(loaded.table->hwy_target, info.target_bit);
+    EXPECT_EQ(loaded.abi_version, GGUFLOW_KERNEL_ABI_VERSION);
+  }
+}
+
+TEST(PluginFiles, NamesAndTargets) {
+  EXPECT_EQ(plugins::plugin_name_from_file("/x/libgguflow-kernels-avx2.so"), "avx2");
+  EXPECT_FALSE(plugins::plugin_name_from_file("/x/libgguflow-kernels-.so"));
+  EXPECT_FALSE(plugins::plugin_name_from_file("/x/libhwy.so"));
+  EXPECT_TRUE(plugins::target_matches_name("avx2", "AVX2"));
+  EXPECT_FALSE(plugins::target_matches_name("avx2", "SSSE3"));  // the Highway 1.0.3 -maes trap
+  EXPECT_TRUE(plugins::target_matches_name("scalar", "EMU128"));
+  EXPECT_EQ(plugins::target_bit_from_name("AVX2"), HWY_AVX2);
+}
+
+TEST(Selection, PicksTheBestTargetTheCpuSupports) {
+  SelectOptions o = in_bin_dir();
+  const auto& chosen = plugins::select_kernels(o);
+  const int64_t supported = hwy::SupportedTargets();
+  for (const auto& c : plugins::scan_plugins(o)) {
+    if (c.usable) EXPECT_LE(chosen.plugin.target_bit, c.target_bit) << c.name << " is better";
+    EXPECT_EQ(c.usable, (c.target_bit & supported) != 0) << c.name;
+  }
+  EXPECT_NE(chosen.describe().find(chosen.plugin.path.string()), std::string::npos);
+}
+
+TEST(Selection, WithoutAvx512TheAvx2PluginIsChosenAndAvx3IsRefused) {
+  SelectOptions o = in_bin_dir();
+  // Play a CPU without AVX-512, whatever this machine has.
+  o.supported_targets = HWY_AVX2 | HWY_SSE4 | HWY_SSSE3 | HWY_EMU128 | HWY_SCALAR;
+  EXPECT_EQ(plugins::select_kernels(o).plugin.name, "avx2");
+  o.forced = "avx3";
+  const std::string message = error_of([&] { plugins::select_kernels(o); });
+  EXPECT_NE(message.find("this CPU does not support AVX3"), std::string::npos) << message;
+  EXPECT_EQ(message.find('\n'), std::string::npos);
+}
+
+TEST(Selection, ForcedNameThatDoesNotExist) {
+  SelectOptions o = in_bin_dir();
+  o.forced = "avx9000";
+  const std::string message = error_of([&] { plugins::select_kernels(o); });
+  EXPECT_NE(message.find("'avx9000' not found"), std::string::npos) << message;
+}
+
+TEST(Selection, MissingFolderAndEmptyFolder) {
+  SelectOptions o;
+  o.search_dirs = {temp_dir() / "no-such-folder"};
+  EXPECT_NE(error_of([&] { plugins::select_kernels(o); }).find("does not exist"), std::string::npos);
+  o.search_dirs = {temp_dir()};
+  EXPECT_NE(error_of([&] { plugins::select_kernels(o); }).find("no kernel plugins"), std::string::npos);
+}
+
+TEST(Selection, GarbageFileIsRefusedWithoutLoading) {
+  const fs::path dir = temp_dir();
+  std::ofstream(dir / "libgguflow-kernels-scalar.so") << "this is not a shared library, just text\n";
+  SelectOptions o;
+  o.search_dirs = {dir};
+  o.forced = "scalar";
+  const std::string message = error_of([&] { plugins::select_kernels(o); });
+  EXPECT_NE(message.find("not an ELF shared library"), std::string::npos) << message;
+}
+
+TEST(Selection, TruncatedPluginIsRefusedWithoutLoading) {
+  const fs::path real = binary_dir() / "libgguflow-kernels-scalar.so";
+  const fs::path dir = temp_dir();
+  {
+    std::ifstream in(real, std::ios::binary);
+    std::string head(8192, '\0');
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    std::ofstream(dir / "libgguflow-kernels-scalar.so", std::ios::binary) << head;
+  }
+  SelectOptions o;
+  o.search_dirs = {dir};
+  o.forced = "scalar";
+  const std::string message = error_of([&] { plugins::select_kernels(o); });
+  EXPECT_NE(message.find("truncated"), std::string::npos) << message;
+}
+
+TEST(Selection, AbiMismatchIsRefused) {
+  SelectOptions o;
+  o.search_dirs = {folder_with_plugin("scalar", fake("abi_mismatch"))};
+  const std::string message = error_of([&] { plugins::select_kernels(o); });
+  EXPECT_NE(message.find("ABI version mismatch: expected 1, found 999"), std::string::npos) << message;
+}
+
+TEST(Selection, LibraryWithoutEntryPointIsNotAPlugin) {
+  SelectOptions o;
+  o.search_dirs = {folder_with_plugin("scalar", fake("no_entry"))};
+  const std::string message = error_of([&] { plugins::select_kernels(o); });
+  EXPECT_NE(message.find("no 'gguflow_kernels_get' entry point"), std::string::npos) << message;
+}
+
+TEST(Selection, LibraryWithoutTargetRecordIsNotAPlugin) {
+  SelectOptions o;
+  o.search_dirs = {folder_with_plugin("scalar", fake("no_section"))};
+  const std::string message = error_of([&] { plugins::select_kernels(o); });
+  EXPECT_NE(message.find("not a gguflow kernel plugin"), std::string::npos) << message;
+}
+
+// ---- the CLI ----------------------------------------------------------------------------------
+
+std::string gguflow_exe() { return (binary_dir() / "gguflow").string(); }
+
+// Runs the CLI; expects exit 1 with exactly one line on stderr containing `expected`.
+void expect_cli_error(const std::string& command, const std::string& expected) {
+  std::string out, err;
+  const int status = run_command(command, &out, &err);
+  EXPECT_EQ(status, 1) << command << "\n" << err;
+  EXPECT_NE(err.find(expected), std::string::npos) << command << "\n" << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+}
+
+TEST(KernelsCommand, ListsEveryPluginAndTheSelectedOne) {
+  std::string out, err;
+  ASSERT_EQ(run_command(gguflow_exe() + " kernels", &out, &err), 0) << err;
+  for (const auto& c : plugins::scan_plugins(in_bin_dir())) {
+    EXPECT_NE(out.find(c.path.string()), std::string::npos) << out;
+  }
+  EXPECT_NE(out.find("selected: "), std::string::npos);
+  ASSERT_EQ(run_command(gguflow_exe() + " kernels --kernels scalar --json", &out, &err), 0) << err;
+  EXPECT_NE(out.find("\"selected\": \"scalar\""), std::string::npos) << out;
+}
+
+TEST(KernelsCommand, ErrorsAreOneLineWithExitStatus1) {
+  expect_cli_error(gguflow_exe() + " kernels --kernels avx9000", "'avx9000' not found");
+  expect_cli_error("GGUFLOW_KERNELS=avx9000 " + gguflow_exe() + " kernels", "'avx9000' not found");
+  expect_cli_error("GGUFLOW_PLUGIN_PATH=/no/such/folder " + gguflow_exe() + " kernels",
+                   "plugin folder '/no/such/folder' does not exist");
+  const fs::path garbage_dir = temp_dir();
+  std::ofstream(garbage_dir / "libgguflow-kernels-garbage.so") << "garbage";
+  expect_cli_error("GGUFLOW_PLUGIN_PATH=" + garbage_dir.string() + " " + gguflow_exe() +
+                       " kernels --kernels garbage",
+                   "not an ELF shared library");
+  const fs::path abi_dir = folder_with_plugin("oldabi", fake("abi_mismatch"));
+  expect_cli_error("GGUFLOW_PLUGIN_PATH=" + abi_dir.string() + " " + gguflow_exe() +
+                       " kernels --kernels oldabi",
+                   "ABI version mismatch");
+}
+
+}  // namespace
+}  // namespace gguflow::test
