@@ -8,6 +8,9 @@ std::span<const Command> commands() {
   static constexpr std::array kCommands = {
       Command{"inspect", "print a GGUF file's header, hyperparameters and tensor type mix",
               run_inspect},
+      Command{"tokenize", "print the token ids and pieces a model's tokenizer makes of a text",
+              run_tokenize},
+      Command{"detokenize", "print the text of token ids", run_detokenize},
       Command{"kernels", "list the kernel plugins found, what this CPU supports and which is selected",
               run_kernels},
   };
