@@ -1,4 +1,4 @@
-// Tokenizer load and encode/decode throughput on the real Qwen2.5 vocabulary (151,936 tokens,
+// Tokenizer load time and encode throughput on the real Qwen2.5 vocabulary (151,936 tokens,
 // 151,387 merges) and Llama's SentencePiece vocabulary. Data from $GGUFLOW_TEST_DATA, default
 // ../shared/data next to the source tree.
 #include <benchmark/benchmark.h>
