@@ -11,6 +11,8 @@ std::span<const Command> commands() {
       Command{"tokenize", "print the token ids and pieces a model's tokenizer makes of a text",
               run_tokenize},
       Command{"detokenize", "print the text of token ids", run_detokenize},
+      Command{"lower", "bind a YAML graph to a model and print it fully expanded", run_lower},
+      Command{"graph", "validate a YAML graph for a model and draw it (DOT / SVG)", run_graph},
       Command{"kernels", "list the kernel plugins found, what this CPU supports and which is selected",
               run_kernels},
   };

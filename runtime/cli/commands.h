@@ -17,6 +17,8 @@ std::span<const Command> commands();
 int run_inspect(int argc, char** argv);
 int run_tokenize(int argc, char** argv);
 int run_detokenize(int argc, char** argv);
+int run_lower(int argc, char** argv);
+int run_graph(int argc, char** argv);
 int run_kernels(int argc, char** argv);
 
 }  // namespace gguflow::cli

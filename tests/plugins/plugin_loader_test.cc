@@ -90,7 +90,9 @@ TEST(Selection, PicksTheBestTargetTheCpuSupports) {
   const auto& chosen = plugins::select_kernels(o);
   const int64_t supported = hwy::SupportedTargets();
   for (const auto& c : plugins::scan_plugins(o)) {
-    if (c.usable) EXPECT_LE(chosen.plugin.target_bit, c.target_bit) << c.name << " is better";
+    if (c.usable) {
+      EXPECT_LE(chosen.plugin.target_bit, c.target_bit) << c.name << " is better";
+    }
     EXPECT_EQ(c.usable, (c.target_bit & supported) != 0) << c.name;
   }
   EXPECT_NE(chosen.describe().find(chosen.plugin.path.string()), std::string::npos);

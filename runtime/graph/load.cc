@@ -1,0 +1,54 @@
+// Entry points of the graph front end and the search for shipped graph files.
+#include "runtime/graph/load.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "runtime/graph/expand.h"
+
+namespace gguflow::graph {
+
+namespace fs = std::filesystem;
+
+Graph load_graph(const std::string& path, std::shared_ptr<const GgufFile> model, const LoadOptions& options) {
+  return build_graph(load_spec(path), std::move(model), options);
+}
+
+Graph load_graph_text(const std::string& text, const std::string& file, std::shared_ptr<const GgufFile> model,
+                      const LoadOptions& options) {
+  return build_graph(load_spec_text(text, file), std::move(model), options);
+}
+
+std::vector<std::pair<std::string, std::string>> parse_set_options(const std::vector<std::string>& words) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& w : words) {
+    const size_t eq = w.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw error("--set ", w, ": expected name=value, found no '='");
+    out.emplace_back(w.substr(0, eq), w.substr(eq + 1));
+  }
+  return out;
+}
+
+std::string find_shipped_graph(const std::string& file_name) {
+  std::vector<fs::path> places;
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    places.push_back(exe.parent_path() / "../../graphs");          // build/bin/gguflow in the source tree
+    places.push_back(exe.parent_path() / "../share/gguflow/graphs");  // installed
+  }
+#ifdef GGUFLOW_SOURCE_DIR
+  places.push_back(fs::path(GGUFLOW_SOURCE_DIR) / "graphs");
+#endif
+  std::string looked;
+  for (const auto& dir : places) {
+    const fs::path candidate = (dir / file_name).lexically_normal();
+    if (fs::is_regular_file(candidate, ec)) return candidate.string();
+    looked += (looked.empty() ? "" : ", ") + candidate.string();
+  }
+  throw error("shipped graph '", file_name, "' not found: looked at ", looked, " (pass --graph FILE)");
+}
+
+}  // namespace gguflow::graph

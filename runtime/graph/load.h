@@ -1,0 +1,35 @@
+// Loading a graph: YAML (with extends) -> bound, validated, expanded `Graph` for one model.
+// Nothing runs before this returns: every error in the file or against the model is found here.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "runtime/graph/graph.h"
+
+namespace gguflow::graph {
+
+struct LoadOptions {
+  // `--set name=value` overrides of declared params, in command-line order.
+  std::vector<std::pair<std::string, std::string>> set;
+};
+
+// Reads `path` (and the files it extends), binds it to `model` and validates it.
+// Throws gguflow::Error "FILE:LINE:COL: ..." naming what was expected and what was found.
+Graph load_graph(const std::string& path, std::shared_ptr<const GgufFile> model,
+                 const LoadOptions& options = {});
+// The same for YAML text; `file` names it in messages and anchors relative `extends`.
+Graph load_graph_text(const std::string& text, const std::string& file,
+                      std::shared_ptr<const GgufFile> model, const LoadOptions& options = {});
+
+// Splits "name=value" words (the values of repeated --set options). Throws for a word without '='.
+std::vector<std::pair<std::string, std::string>> parse_set_options(const std::vector<std::string>& words);
+
+// Finds a shipped graph such as "decode.yaml": next to the executable's source or install tree
+// (<exe dir>/../../graphs, <exe dir>/../share/gguflow/graphs) or in the source tree this was
+// built from. Throws naming the places looked at when none has it.
+std::string find_shipped_graph(const std::string& file_name);
+
+}  // namespace gguflow::graph
