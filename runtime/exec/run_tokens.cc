@@ -1,0 +1,60 @@
+#include "runtime/exec/run_tokens.h"
+
+#include <chrono>
+
+#include "runtime/exec/greedy.h"
+#include "runtime/exec/token_io.h"
+#include "runtime/gguf/gguf_file.h"
+#include "runtime/graph/load.h"
+
+namespace gguflow::exec {
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+void run_tokens(const RunTokensRequest& request, const GgufflowKernels& kernels, FILE* out,
+                FILE* log) {
+  auto model = GgufFile::open(request.model_path);
+  graph::LoadOptions load_options;
+  load_options.set = request.set;
+  auto g = std::make_shared<const graph::Graph>(
+      graph::load_graph(request.graph_path, model, load_options));
+  Session session(g, kernels, request.session);
+  if (request.verbose)
+    std::fprintf(log,
+                 "graph %s: %zu nodes; kernels %s; threads %d; ctx %lld; arena %.1f MiB; "
+                 "kv cache %.1f MiB\n",
+                 g->name.c_str(), g->nodes.size(), kernels.target_name, session.n_threads(),
+                 static_cast<long long>(session.n_ctx()), session.arena_bytes() / 1048576.0,
+                 session.kv_cache_bytes() / 1048576.0);
+
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<float> all;
+  std::span<const float> last = session.prefill(request.tokens, &all);
+  if (request.verbose)
+    std::fprintf(log, "prefill: %zu tokens in %.3f s\n", request.tokens.size(),
+                 seconds_since(start));
+  if (!request.dump_logits.empty()) write_f32_file(request.dump_logits, all);
+
+  if (request.greedy_steps > 0) {
+    const auto decode_start = std::chrono::steady_clock::now();
+    std::vector<int32_t> ids;
+    for (int64_t i = 0; i < request.greedy_steps; ++i) {
+      const int32_t next = argmax(last);
+      ids.push_back(next);
+      if (i + 1 == request.greedy_steps || session.n_past() >= session.n_ctx()) break;
+      last = session.decode(next);
+    }
+    for (size_t i = 0; i < ids.size(); ++i) std::fprintf(out, i ? " %d" : "%d", ids[i]);
+    std::fprintf(out, "\n");
+    if (request.verbose)
+      std::fprintf(log, "decode: %zu tokens in %.3f s (%.1f tokens/s)\n", ids.size(),
+                   seconds_since(decode_start), ids.size() / seconds_since(decode_start));
+  }
+}
+
+}  // namespace gguflow::exec

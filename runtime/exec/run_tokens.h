@@ -1,0 +1,34 @@
+// The logic of `gguflow run GRAPH.yaml --model M --tokens ...`: load and bind the graph, build
+// a Session, evaluate the ids as one prompt, optionally dump every position's logits and
+// continue greedily. The command file only parses options and picks the kernel plugin.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "plugins/abi/kernel_abi.h"
+#include "runtime/exec/session.h"
+
+namespace gguflow::exec {
+
+struct RunTokensRequest {
+  std::string graph_path;                                  // GRAPH.yaml
+  std::string model_path;                                  // --model
+  std::vector<std::pair<std::string, std::string>> set;    // --set name=value
+  std::vector<int32_t> tokens;                             // --tokens
+  std::string dump_logits;                                 // --dump-logits FILE ("" = none)
+  int64_t greedy_steps = 0;                                // --greedy N
+  SessionOptions session;                                  // --threads, --ctx
+  bool verbose = false;                                    // --verbose: sizes and timings
+};
+
+// Writes the logits of every prompt position as f32 little-endian [n_tokens][n_vocab] to
+// `dump_logits`, then prints the greedy ids (space-separated, one line) to `out`.
+// Throws gguflow::Error for bad input (graph, model, token ids, context).
+void run_tokens(const RunTokensRequest& request, const GgufflowKernels& kernels, FILE* out,
+                FILE* log);
+
+}  // namespace gguflow::exec

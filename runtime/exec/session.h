@@ -1,0 +1,93 @@
+// A Session runs one sequence through a bound graph: prefill(prompt) as batches, then
+// decode(token) one step at a time, keeping the KV cache between calls.
+//
+// Construction plans everything once: activation buffers in one arena (reused between tensors
+// whose lifetimes cannot overlap), per-layer f32 KV caches of n_ctx slots, weight views into the
+// GGUF mapping, the flow graph. No step allocates.
+//
+// Graph contract: inputs named `tokens` (i32 [T]) and `positions` (i32 [T]); outputs[0] is the
+// result returned per step (logits [n_vocab, T], or a pooled [n, 1] vector for embedding graphs).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include <oneapi/tbb/task_arena.h>
+
+#include "ops/attention.h"
+#include "plugins/abi/kernel_abi.h"
+#include "runtime/exec/executor.h"
+#include "runtime/graph/graph.h"
+
+namespace gguflow::exec {
+
+struct SessionOptions {
+  int n_threads = 0;          // 0: every core; bounds all work through one tbb::task_arena
+  int64_t n_ctx = 0;          // KV cache slots; 0: min(model context, 4096)
+  int64_t max_batch = 512;    // tokens per graph step during prefill (capped at n_ctx)
+  Scheduler scheduler = Scheduler::kFlowGraph;
+};
+
+class Session {
+ public:
+  // `kernels` must outlive the session (plugin tables are static in their library). Throws
+  // gguflow::Error for a graph without the expected inputs, a weight type the kernels lack, or
+  // a bad option.
+  Session(std::shared_ptr<const graph::Graph> graph, const GgufflowKernels& kernels,
+          SessionOptions options = {});
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Evaluates `tokens` at positions n_past() .. n_past() + size - 1 (batches of max_batch) and
+  // appends them to the cache. When `all_outputs` is given it receives the output rows of every
+  // token, [tokens.size()][output_width()] (one row for graphs whose output has no token dim).
+  // Returns the output row of the last token; it stays valid until the next call.
+  // Throws gguflow::Error (naming the id / the counts) for a token id outside the vocabulary
+  // or when the context would overflow.
+  std::span<const float> prefill(std::span<const int32_t> tokens,
+                                 std::vector<float>* all_outputs = nullptr);
+  // One decode step: prefill of a single token (matrix-vector kernels).
+  std::span<const float> decode(int32_t token);
+  // Forgets the sequence (n_past() = 0); the cache is overwritten by the next tokens.
+  void reset() { n_past_ = 0; }
+
+  int64_t n_past() const { return n_past_; }
+  int64_t n_ctx() const { return n_ctx_; }
+  int64_t n_vocab() const { return n_vocab_; }           // valid token ids are [0, n_vocab)
+  int64_t output_width() const { return output_width_; }  // floats per output row
+  int n_threads() const { return n_threads_; }
+  const GgufflowKernels& kernels() const { return kernels_; }
+  const graph::Graph& graph() const { return *graph_; }
+  size_t arena_bytes() const { return arena_bytes_; }
+  size_t kv_cache_bytes() const { return kv_bytes_; }
+
+ private:
+  // Runs one graph step over tokens[0..n) at positions n_past_.. (n <= max_batch_).
+  void step(const int32_t* tokens, int64_t n);
+
+  std::shared_ptr<const graph::Graph> graph_;
+  const GgufflowKernels& kernels_;
+  int n_threads_ = 1;
+  int64_t n_ctx_ = 0, max_batch_ = 0, n_vocab_ = 0, output_width_ = 0;
+  bool output_per_token_ = true;
+  int64_t n_past_ = 0;
+
+  tbb::task_arena arena_;
+  std::vector<std::byte, std::allocator<std::byte>> arena_storage_;
+  std::byte* arena_base_ = nullptr;
+  size_t arena_bytes_ = 0, kv_bytes_ = 0;
+  std::vector<float> kv_storage_;          // every cache: [state][k|v][n_ctx][kv_row]
+  std::vector<ops::KvCacheView> caches_;   // per graph state
+  std::deque<std::vector<float>> widened_;  // small non-F32 weights decoded once
+  size_t tokens_offset_ = 0, positions_offset_ = 0, output_offset_ = 0;
+  std::vector<BoundNode> nodes_;
+  std::vector<NodeIo> io_;
+  std::vector<std::vector<int>> predecessors_;
+  std::unique_ptr<Executor> executor_;
+};
+
+}  // namespace gguflow::exec

@@ -1,0 +1,43 @@
+#include "runtime/exec/token_io.h"
+
+#include <bit>
+#include <charconv>
+#include <cstring>
+#include <fstream>
+
+#include "runtime/core/error.h"
+
+namespace gguflow::exec {
+
+std::vector<int32_t> parse_token_ids(std::string_view text) {
+  std::vector<int32_t> ids;
+  size_t index = 0;
+  while (!text.empty()) {
+    const size_t comma = text.find(',');
+    std::string_view item = text.substr(0, comma);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    int32_t id = 0;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), id);
+    if (item.empty() || ec != std::errc() || end != item.data() + item.size())
+      throw error("--tokens: item ", index, " '", item,
+                  "' is not a token id (expected comma-separated integers such as 1,2,3)");
+    ids.push_back(id);
+    ++index;
+    if (comma == std::string_view::npos) break;
+    text.remove_prefix(comma + 1);
+  }
+  if (ids.empty()) throw error("--tokens: expected at least one token id, found none");
+  return ids;
+}
+
+void write_f32_file(const std::string& path, std::span<const float> values) {
+  static_assert(std::endian::native == std::endian::little, "f32 files are little-endian");
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw error(path, ": cannot open for writing: ", std::strerror(errno));
+  out.write(reinterpret_cast<const char*>(values.data()),
+            static_cast<std::streamsize>(values.size_bytes()));
+  if (!out) throw error(path, ": write failed: ", std::strerror(errno));
+}
+
+}  // namespace gguflow::exec

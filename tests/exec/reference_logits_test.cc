@@ -1,0 +1,144 @@
+// End-to-end correctness: graphs/decode.yaml on real and synthetic models, through every kernel
+// plugin this CPU runs, against logits made by llama.cpp (../shared/data/reference/logits,
+// DATA.md sections 3-4) and llama2.c's greedy golden output.
+#include <cmath>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "runtime/exec/greedy.h"
+#include "tests/exec/exec_test_support.h"
+#include "tests/support/test_data.h"
+
+namespace gguflow {
+namespace {
+
+struct Case {
+  const char* stem;        // reference/logits/<stem>.{bin,json}
+  double max_rel_rms;      // rms(ours - ref) / rms(ref) over all positions
+  bool argmax_everywhere;  // the predicted token must match at every position
+};
+
+// F32 models: 1e-4 (the bound). Quantized models: the plugins quantize activations
+// exactly as llama.cpp does, so models whose matmuls all use Q8_0 activations (Q8_0, Q4_0 and
+// F16 weights) agree to ~1e-7 (measured 0..1.1e-7 over the plugins): bound 1e-5. Models with
+// k-quants use Q8_K activations, where a ~1e-7 upstream float difference can flip one
+// rounding and spread through attention (DATA.md section 4: exact emulation still gives up to
+// 2.5%); measured 2e-7..1.2e-2 depending on the plugin, so they keep the 2.5% bound.
+const Case kCases[] = {
+    {"stories260K.prompt1", 1e-4, true},
+    {"synth-llama-tiny-f32.s1", 1e-4, true},
+    {"synth-qwen2-tiny-f32.s1", 1e-4, true},
+    {"stories260K-Q8_0.prompt1", 1e-5, true},
+    {"stories260K-Q4_0.prompt1", 1e-5, true},
+    {"synth-qwen2-tiny-Q8_0.s1", 1e-5, false},
+    {"synth-qwen2-tiny-Q4_K_M.s1", 0.025, false},
+    {"synth-llama-tiny-Q4_0.s1", 0.025, false},  // output.weight is Q6_K
+    {"synth-llama-tiny-Q4_K_M.s1", 0.025, false},
+    {"synth-llama-tiny-Q5_K_M.s1", 0.025, false},
+    {"synth-llama-tiny-Q6_K.s1", 0.025, false},
+    {"synth-llama-tiny-Q2_K.s1", 0.025, false},
+    {"synth-llama-tiny-Q3_K_M.s1", 0.025, false},
+};
+
+int64_t argmax_row(const float* row, int64_t n) {
+  return std::max_element(row, row + n) - row;
+}
+
+class ReferenceLogitsTest
+    : public ::testing::TestWithParam<std::tuple<std::string, Case>> {};
+
+TEST_P(ReferenceLogitsTest, MatchesLlamaCpp) {
+  const auto& [plugin, c] = GetParam();
+  GGUFLOW_REQUIRE_DATA(std::string("reference/logits/") + c.stem + ".json");
+  const test::ReferenceLogits ref = test::read_reference_logits(c.stem);
+  ASSERT_FALSE(ref.logits.empty()) << c.stem;
+  const auto got = test::run_prompt(test::load_decode_graph(ref.model), test::kernel_plugin(plugin),
+                                    ref.tokens, 1);
+  ASSERT_EQ(got.size(), ref.logits.size());
+  double err = 0, norm = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    err += (double(got[i]) - ref.logits[i]) * (double(got[i]) - ref.logits[i]);
+    norm += double(ref.logits[i]) * ref.logits[i];
+  }
+  const double rel_rms = std::sqrt(err / norm);
+  EXPECT_LE(rel_rms, c.max_rel_rms) << c.stem << " with " << plugin;
+  RecordProperty("rel_rms", std::to_string(rel_rms));
+  std::printf("[ measured ] %s %s rel_rms %.3g\n", plugin.c_str(), c.stem, rel_rms);
+  if (c.argmax_everywhere)
+    for (size_t t = 0; t < ref.tokens.size(); ++t)
+      EXPECT_EQ(argmax_row(got.data() + t * ref.n_vocab, ref.n_vocab),
+                argmax_row(ref.logits.data() + t * ref.n_vocab, ref.n_vocab))
+          << "position " << t;
+}
+
+std::vector<std::tuple<std::string, Case>> all_cases() {
+  std::vector<std::tuple<std::string, Case>> out;
+  for (const auto& p : test::usable_kernel_plugin_names())
+    for (const Case& c : kCases) out.emplace_back(p, c);
+  return out;
+}
+
+std::string case_name(const ::testing::TestParamInfo<std::tuple<std::string, Case>>& info) {
+  std::string s = std::get<0>(info.param) + "_" + std::get<1>(info.param).stem;
+  for (char& ch : s)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return s;
+}
+
+INSTANTIATE_TEST_SUITE_P(Plugins, ReferenceLogitsTest, ::testing::ValuesIn(all_cases()), case_name);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(ReferenceLogitsTest);
+
+class PerPluginTest : public ::testing::TestWithParam<std::string> {};
+
+// llama2.c's run.c golden: 200 argmax steps from BOS, decoded one token per step.
+TEST_P(PerPluginTest, GreedyFromBosReproducesLlama2cGolden) {
+  GGUFLOW_REQUIRE_DATA("golden/stories260K.greedy_ids_from_bos.txt");
+  std::ifstream in(test::data_path("golden/stories260K.greedy_ids_from_bos.txt"));
+  std::vector<int32_t> want;
+  for (int32_t id; in >> id;) want.push_back(id);
+  ASSERT_EQ(want.size(), 200u);
+  exec::SessionOptions options;
+  options.n_threads = 1;
+  exec::Session session(test::load_decode_graph("stories260K.gguf"), test::kernel_plugin(GetParam()),
+                        options);
+  const std::vector<int32_t> bos = {1};
+  EXPECT_EQ(exec::greedy_generate(session, bos, 200), want);
+}
+
+// Row splits and concurrent branches must not change a single bit; nor may the scheduler.
+TEST_P(PerPluginTest, OneAndTwoThreadsGiveBitIdenticalLogits) {
+  for (const char* stem : {"synth-qwen2-tiny-Q4_K_M.s1", "stories260K.prompt1"}) {
+    GGUFLOW_REQUIRE_DATA(std::string("reference/logits/") + stem + ".json");
+    const test::ReferenceLogits ref = test::read_reference_logits(stem);
+    const auto g = test::load_decode_graph(ref.model);
+    const auto& k = test::kernel_plugin(GetParam());
+    const auto one = test::run_prompt(g, k, ref.tokens, 1);
+    EXPECT_EQ(one, test::run_prompt(g, k, ref.tokens, 2)) << stem;
+    EXPECT_EQ(one, test::run_prompt(g, k, ref.tokens, 2, exec::Scheduler::kTopologicalLoop)) << stem;
+  }
+}
+
+// Prefill in one batch (mat_mat) and token-by-token decode (mat_vec) agree bit for bit.
+TEST_P(PerPluginTest, DecodeStepsMatchPrefillRows) {
+  GGUFLOW_REQUIRE_DATA("reference/logits/synth-llama-tiny-Q4_K_M.s1.json");
+  const test::ReferenceLogits ref = test::read_reference_logits("synth-llama-tiny-Q4_K_M.s1");
+  const auto g = test::load_decode_graph(ref.model);
+  const auto& k = test::kernel_plugin(GetParam());
+  const auto batch = test::run_prompt(g, k, ref.tokens, 2);
+  exec::SessionOptions options;
+  options.n_threads = 2;
+  exec::Session session(g, k, options);
+  for (size_t t = 0; t < ref.tokens.size(); ++t) {
+    const auto row = session.decode(ref.tokens[t]);
+    ASSERT_TRUE(std::equal(row.begin(), row.end(), batch.begin() + t * ref.n_vocab))
+        << "position " << t;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Plugins, PerPluginTest,
+                         ::testing::ValuesIn(test::usable_kernel_plugin_names()));
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(PerPluginTest);
+
+}  // namespace
+}  // namespace gguflow
