@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "runtime/core/error.h"
+#include "runtime/tokenizer/bpe_pretokenizer.h"
 #include "runtime/tokenizer/detokenizer.h"
 #include "runtime/tokenizer/unicode.h"
 #include "tests/support/test_data.h"
@@ -187,6 +188,48 @@ TEST(Unicode, ClassesAndUtf8Validation) {
   EXPECT_EQ(unicode::incomplete_utf8_suffix("a\xF0\x9F"), 2u);
   EXPECT_EQ(unicode::incomplete_utf8_suffix("a\xF0\x9F\xA6\x99"), 0u);
   EXPECT_EQ(unicode::incomplete_utf8_suffix("a\xFF"), 0u);  // invalid, not incomplete
+}
+
+}  // namespace
+}  // namespace gguflow
+
+namespace gguflow {
+namespace {
+
+std::string joined(const std::vector<std::string_view>& words) {
+  std::string out;
+  for (std::string_view w : words) out += "[" + std::string(w) + "]";
+  return out;
+}
+
+// Hand-applied regexes (see bpe_pretokenizer.h); the vector files cover gpt-2 and qwen2 fully.
+TEST(PreTokenizer, DigitGroupingPerRegex) {
+  EXPECT_EQ(joined(pretokenize(PreTokenizer::kQwen2, "ab 12345")), "[ab][ ][1][2][3][4][5]");
+  EXPECT_EQ(joined(pretokenize(PreTokenizer::kLlama3, "ab 12345")), "[ab][ ][123][45]");
+  EXPECT_EQ(joined(pretokenize(PreTokenizer::kGpt2, "ab 12345")), "[ab][ 12345]");
+}
+
+TEST(PreTokenizer, DefaultChainsFourRegexes) {
+  // [\p{P}$+<=>^~|]+ cuts out "," and "!", gpt-2 splits words, \p{N}+ separates " " from the
+  // digits, [0-9]{3} cuts "123" from "45".
+  EXPECT_EQ(joined(pretokenize(PreTokenizer::kDefault, "Hello, world 12345!")),
+            "[Hello][,][ world][ ][123][45][!]");
+}
+
+TEST(PreTokenizer, Llama3ContractionsAreCaseInsensitiveAndNewlinesGroup) {
+  EXPECT_EQ(joined(pretokenize(PreTokenizer::kLlama3, "I'VE  \n\nx")), "[I]['VE][  \n\n][x]");
+  EXPECT_EQ(joined(pretokenize(PreTokenizer::kGpt2, "I'VE")), "[I]['][VE]");
+}
+
+TEST(SentencePiece, ControlTokenTextIsParsedOnlyWhenAsked) {
+  GGUFLOW_REQUIRE_DATA(kStories);
+  const Tokenizer& tok = test::shared_tokenizer(kStories);
+  const auto parsed = tok.encode("<s>Hi", {.add_special = false, .parse_special = true});
+  ASSERT_FALSE(parsed.empty());
+  EXPECT_EQ(parsed[0], 1);
+  const auto plain = tok.encode("<s>Hi", {.add_special = false, .parse_special = false});
+  EXPECT_EQ(std::count(plain.begin(), plain.end(), 1), 0);
+  EXPECT_EQ(tok.decode(plain), "<s>Hi");
 }
 
 }  // namespace
