@@ -17,42 +17,71 @@
 namespace gguflow::kernels {
 namespace {
 
-// Q3_K's 16 6-bit scales packed in 12 bytes (GGML's layout), returned minus 32.
-void Q3Scales(const uint8_t packed[12], int8_t sc[16]) {
+// Q3_K's 16 6-bit scales packed in 12 bytes (GGML's layout), unpacked to 16 bytes (stored
+// + 32) as four little-endian words.
+inline void Q3ScaleWords(const uint8_t packed[12], uint32_t aux[4]) {
   constexpr uint32_t kmask1 = 0x03030303, kmask2 = 0x0f0f0f0f;
-  uint32_t aux[4];
   std::memcpy(aux, packed, 12);
   const uint32_t tmp = aux[2];
   aux[2] = ((aux[0] >> 4) & kmask2) | (((tmp >> 4) & kmask1) << 4);
   aux[3] = ((aux[1] >> 4) & kmask2) | (((tmp >> 6) & kmask1) << 4);
   aux[0] = (aux[0] & kmask2) | (((tmp >> 0) & kmask1) << 4);
   aux[1] = (aux[1] & kmask2) | (((tmp >> 2) & kmask1) << 4);
+}
+
+// Q4_K/Q5_K: 8 6-bit scales and 8 6-bit mins packed in 12 bytes, unpacked with GGML's word
+// masks to bytes 0..7 = scales, 8..15 = mins (one per 32 elements).
+inline void ScaleMinK4Words(const uint8_t packed[12], uint32_t utmp[4]) {
+  constexpr uint32_t kmask1 = 0x3f3f3f3f, kmask2 = 0x0f0f0f0f, kmask3 = 0x03030303;
+  std::memcpy(utmp, packed, 12);
+  utmp[3] = ((utmp[2] >> 4) & kmask2) | (((utmp[1] >> 6) & kmask3) << 4);
+  const uint32_t uaux = utmp[1] & kmask1;
+  utmp[1] = (utmp[2] & kmask2) | (((utmp[0] >> 6) & kmask3) << 4);
+  utmp[2] = uaux;
+  utmp[0] &= kmask1;
+}
+
+void Q3Scales(const uint8_t packed[12], int8_t sc[16]) {
+  uint32_t aux[4];
+  Q3ScaleWords(packed, aux);
   uint8_t bytes[16];
   std::memcpy(bytes, aux, 16);
   for (int j = 0; j < 16; ++j) sc[j] = static_cast<int8_t>(bytes[j] - 32);
 }
 
-// Q4_K/Q5_K: 8 6-bit scales and 8 6-bit mins packed in 12 bytes (GGML's get_scale_min_k4).
-void ScaleMinK4(const uint8_t q[12], int8_t sc[16], int8_t coef[16]) {
+void ScaleMinK4(const uint8_t packed[12], int8_t sc[16], int8_t coef[16]) {
+  uint32_t utmp[4];
+  ScaleMinK4Words(packed, utmp);
+  uint8_t bytes[16];
+  std::memcpy(bytes, utmp, 16);
   for (int j = 0; j < 8; ++j) {
-    uint8_t d, m;
-    if (j < 4) {
-      d = q[j] & 63;
-      m = q[j + 4] & 63;
-    } else {
-      d = static_cast<uint8_t>((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4));
-      m = static_cast<uint8_t>((q[j + 4] >> 4) | ((q[j] >> 6) << 4));
-    }
-    sc[2 * j] = sc[2 * j + 1] = static_cast<int8_t>(d);
-    coef[2 * j] = coef[2 * j + 1] = static_cast<int8_t>(m);
+    sc[2 * j] = sc[2 * j + 1] = static_cast<int8_t>(bytes[j]);
+    coef[2 * j] = coef[2 * j + 1] = static_cast<int8_t>(bytes[8 + j]);
   }
 }
+
+#if GGUFLOW_X86_256
+// Per-16 scale and coefficient bytes in registers (x86 path): built from words without a
+// round trip through memory (16-byte reloads of 4-byte stores stall store forwarding).
+inline __m128i WordsX86(const uint32_t w[4]) {
+  return _mm_set_epi32(static_cast<int>(w[3]), static_cast<int>(w[2]), static_cast<int>(w[1]),
+                       static_cast<int>(w[0]));
+}
+// Bytes 0..7 of v doubled to 16 (per-32 values to per-16 lanes), and bytes 8..15 likewise.
+inline __m128i LowDoubledX86(__m128i v) {
+  return _mm_shuffle_epi8(v, _mm_setr_epi8(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7));
+}
+inline __m128i HighDoubledX86(__m128i v) {
+  return _mm_shuffle_epi8(v, _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15));
+}
+#endif
 
 // ---- per-format traits: Chunk c (0..7) holds elements 32c .. 32c+31 ---------------------------
 
 struct Q2K {
   using Block = block_q2_K;
-  static constexpr int kOffsetShift = -1;  // no offset; has a min
+  static constexpr int kOffsetShift = -1;
+  static float Dmin(const Block& b) { return HalfToFloat(b.dmin); }  // no offset; has a min
   static void Prepare(const Block& b, KScales* s) {
     for (int j = 0; j < 16; ++j) {
       s->sc[j] = static_cast<int8_t>(b.scales[j] & 0xF);
@@ -66,6 +95,11 @@ struct Q2K {
       for (int l = 0; l < 32; ++l) q[32 * c + l] = (b.qs[32 * (c / 4) + l] >> (2 * (c % 4))) & 3;
   }
 #if GGUFLOW_X86_256
+  static void PrepareX86(const Block& b, __m128i& sc8, __m128i& coef8) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales));
+    sc8 = _mm_and_si128(v, _mm_set1_epi8(0x0F));
+    coef8 = _mm_and_si128(_mm_srli_epi16(v, 4), _mm_set1_epi8(0x0F));
+  }
   static __m256i Chunk(const Block& b, int c) {
     const __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * (c / 4)));
     return _mm256_and_si256(_mm256_srli_epi16(bits, 2 * (c % 4)), _mm256_set1_epi8(3));
@@ -89,6 +123,11 @@ struct Q3K {
                                              (((b.hmask[l] >> c) & 1) << 2));
   }
 #if GGUFLOW_X86_256
+  static void PrepareX86(const Block& b, __m128i& sc8, __m128i& coef8) {
+    uint32_t aux[4];
+    Q3ScaleWords(b.scales, aux);
+    sc8 = coef8 = _mm_sub_epi8(WordsX86(aux), _mm_set1_epi8(32));
+  }
   static __m256i Chunk(const Block& b, int c) {
     const __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * (c / 4)));
     const __m256i low = _mm256_and_si256(_mm256_srli_epi16(bits, 2 * (c % 4)), _mm256_set1_epi8(3));
@@ -102,6 +141,7 @@ struct Q3K {
 struct Q4K {
   using Block = block_q4_K;
   static constexpr int kOffsetShift = -1;
+  static float Dmin(const Block& b) { return HalfToFloat(b.dmin); }
   static void Prepare(const Block& b, KScales* s) {
     ScaleMinK4(b.scales, s->sc, s->coef);
     s->d = HalfToFloat(b.d);
@@ -112,6 +152,13 @@ struct Q4K {
       for (int l = 0; l < 32; ++l) q[32 * c + l] = (b.qs[32 * (c / 2) + l] >> (4 * (c % 2))) & 0xF;
   }
 #if GGUFLOW_X86_256
+  static void PrepareX86(const Block& b, __m128i& sc8, __m128i& coef8) {
+    uint32_t utmp[4];
+    ScaleMinK4Words(b.scales, utmp);
+    const __m128i v = WordsX86(utmp);
+    sc8 = LowDoubledX86(v);
+    coef8 = HighDoubledX86(v);
+  }
   static __m256i Chunk(const Block& b, int c) {
     const __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * (c / 2)));
     return _mm256_and_si256(_mm256_srli_epi16(bits, 4 * (c % 2)), _mm256_set1_epi8(0x0F));
@@ -122,6 +169,7 @@ struct Q4K {
 struct Q5K {
   using Block = block_q5_K;
   static constexpr int kOffsetShift = -1;
+  static float Dmin(const Block& b) { return HalfToFloat(b.dmin); }
   static void Prepare(const Block& b, KScales* s) {
     ScaleMinK4(b.scales, s->sc, s->coef);
     s->d = HalfToFloat(b.d);
@@ -134,6 +182,13 @@ struct Q5K {
                                              (((b.qh[l] >> c) & 1) << 4));
   }
 #if GGUFLOW_X86_256
+  static void PrepareX86(const Block& b, __m128i& sc8, __m128i& coef8) {
+    uint32_t utmp[4];
+    ScaleMinK4Words(b.scales, utmp);
+    const __m128i v = WordsX86(utmp);
+    sc8 = LowDoubledX86(v);
+    coef8 = HighDoubledX86(v);
+  }
   static __m256i Chunk(const Block& b, int c) {
     const __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * (c / 2)));
     const __m256i low = _mm256_and_si256(_mm256_srli_epi16(bits, 4 * (c % 2)), _mm256_set1_epi8(0x0F));
@@ -166,6 +221,9 @@ struct Q6K {
     }
   }
 #if GGUFLOW_X86_256
+  static void PrepareX86(const Block& b, __m128i& sc8, __m128i& coef8) {
+    sc8 = coef8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales));
+  }
   static __m256i Chunk(const Block& b, int c) {
     const int h = c / 4, k = c % 4;
     const __m256i ql = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.ql + 64 * h + 32 * (k & 1)));
@@ -202,9 +260,9 @@ struct KQuantKernel {
     __m256 acc[NA], acc_min[NA];
     for (int i = 0; i < NA; ++i) acc[i] = acc_min[i] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
-      KScales s;
-      Fmt::Prepare(w[b], &s);
-      const __m128i sc8 = _mm_load_si128(reinterpret_cast<const __m128i*>(s.sc));
+      __m128i sc8, coef8;
+      Fmt::PrepareX86(w[b], sc8, coef8);
+      const float d = HalfToFloat(w[b].d);
       __m256i isum[NA];
       for (int i = 0; i < NA; ++i) isum[i] = _mm256_setzero_si256();
       for (int c = 0; c < 8; ++c) {
@@ -217,18 +275,17 @@ struct KQuantKernel {
           isum[i] = _mm256_add_epi32(isum[i], _mm256_madd_epi16(prod, scale));
         }
       }
-      const __m256i coef =
-          _mm256_cvtepi8_epi16(_mm_load_si128(reinterpret_cast<const __m128i*>(s.coef)));
+      const __m256i coef = _mm256_cvtepi8_epi16(coef8);
       for (int i = 0; i < NA; ++i) {
         const __m256i bsums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[i][b].bsums));
         const __m256i corr = _mm256_madd_epi16(bsums, coef);
         const float da = a[i][b].d;
         if constexpr (kHasMin) {
-          acc_min[i] = _mm256_fmadd_ps(_mm256_set1_ps(s.dmin * da), _mm256_cvtepi32_ps(corr), acc_min[i]);
+          acc_min[i] = _mm256_fmadd_ps(_mm256_set1_ps(Fmt::Dmin(w[b]) * da), _mm256_cvtepi32_ps(corr), acc_min[i]);
         } else {
           isum[i] = _mm256_sub_epi32(isum[i], _mm256_slli_epi32(corr, Fmt::kOffsetShift));
         }
-        acc[i] = _mm256_fmadd_ps(_mm256_set1_ps(s.d * da), _mm256_cvtepi32_ps(isum[i]), acc[i]);
+        acc[i] = _mm256_fmadd_ps(_mm256_set1_ps(d * da), _mm256_cvtepi32_ps(isum[i]), acc[i]);
       }
     }
     for (int i = 0; i < NA; ++i) {
