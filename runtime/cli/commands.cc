@@ -8,6 +8,11 @@ std::span<const Command> commands() {
   static constexpr std::array kCommands = {
       Command{"inspect", "print a GGUF file's header, hyperparameters and tensor type mix",
               run_inspect},
+      Command{"quantize", "quantize an F32/F16/BF16 model with llama-quantize's type mix",
+              run_quantize},
+      Command{"synth", "write a random-weight model with a real model's shape and type mix",
+              run_synth},
+      Command{"tensor", "dequantize one tensor (or rows of it) to f32", run_tensor},
       Command{"tokenize", "print the token ids and pieces a model's tokenizer makes of a text",
               run_tokenize},
       Command{"detokenize", "print the text of token ids", run_detokenize},

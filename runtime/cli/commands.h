@@ -15,6 +15,9 @@ struct Command {
 std::span<const Command> commands();
 
 int run_inspect(int argc, char** argv);
+int run_quantize(int argc, char** argv);
+int run_synth(int argc, char** argv);
+int run_tensor(int argc, char** argv);
 int run_tokenize(int argc, char** argv);
 int run_detokenize(int argc, char** argv);
 int run_lower(int argc, char** argv);

@@ -16,13 +16,14 @@ namespace {
 
 // llama_ftype values (llama.h), as stored in `general.file_type`.
 enum : uint32_t {
-  kFtypeF16 = 1, kFtypeQ4_0 = 2, kFtypeQ4_1 = 3, kFtypeQ8_0 = 7, kFtypeQ5_0 = 8,
+  kFtypeF32 = 0, kFtypeF16 = 1, kFtypeQ4_0 = 2, kFtypeQ4_1 = 3, kFtypeQ8_0 = 7, kFtypeQ5_0 = 8,
   kFtypeQ5_1 = 9, kFtypeQ2_K = 10, kFtypeQ3_K_S = 11, kFtypeQ3_K_M = 12, kFtypeQ3_K_L = 13,
   kFtypeQ4_K_S = 14, kFtypeQ4_K_M = 15, kFtypeQ5_K_S = 16, kFtypeQ5_K_M = 17, kFtypeQ6_K = 18,
   kFtypeBF16 = 32,
 };
 
 constexpr std::array kFileTypes = {
+    FileTypeSpec{"F32", kFtypeF32, GGML_TYPE_F32},
     FileTypeSpec{"F16", kFtypeF16, GGML_TYPE_F16},
     FileTypeSpec{"BF16", kFtypeBF16, GGML_TYPE_BF16},
     FileTypeSpec{"Q8_0", kFtypeQ8_0, GGML_TYPE_Q8_0},
@@ -128,7 +129,7 @@ QuantMixPlanner::QuantMixPlanner(const FileTypeSpec& spec, int n_layer, bool tie
 uint32_t QuantMixPlanner::choose(std::string_view name, std::span<const uint64_t> dims,
                                  uint32_t current_type) {
   if (!allows_quantization(name, dims)) return current_type;
-  if (!is_block_quantized(spec_.base_type)) return spec_.base_type;  // F16 / BF16: no mix
+  if (!is_block_quantized(spec_.base_type)) return spec_.base_type;  // F32/F16/BF16: no mix
   const uint32_t type = mix_rule(name, dims[0], spec_.base_type);
   return fall_back_for_row_length(type, dims[0]);
 }

@@ -1,0 +1,110 @@
+// `gguflow synth`: a model with a real model's shape and type mix and random weights (logic in
+// runtime/tools/synth.cc).
+#include <chrono>
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <string>
+
+#include "plugins/abi/ggml_type.h"
+#include "runtime/cli/args.h"
+#include "runtime/cli/commands.h"
+#include "runtime/core/error.h"
+#include "runtime/tools/quant_mix.h"
+#include "runtime/tools/synth.h"
+
+namespace gguflow::cli {
+namespace {
+
+std::string preset_list() {
+  std::string out;
+  for (const SynthPreset& p : synth_presets()) out += std::string("\n  ") + p.name + ": " + p.description;
+  return out;
+}
+
+}  // namespace
+
+int run_synth(int argc, char** argv) {
+  Args args("synth (--preset NAME | --arch A --n-embd N ...) --type TYPE -o FILE.gguf",
+            "Writes a GGUF model with the shape and tensor type mix of a real model and seeded "
+            "random weights (N(0, 0.02); norms about 1). Presets:" + preset_list());
+  args.option("--preset", "NAME", "model shape to copy (see above)")
+      .option("--type", "TYPE", "file type: " + file_type_names(), "Q4_K_M")
+      .option("-o,--output", "FILE", "output GGUF file")
+      .option("--seed", "N", "random seed", "0")
+      .option("--vocab", "FILE.gguf", "copy the tokenizer of this GGUF (its token count is n_vocab)")
+      .option("--name", "TEXT", "general.name (default: synthetic <preset>)")
+      .option("--arch", "A", "llama or qwen2 (qwen2: Q/K/V biases, tied output)")
+      .option("--n-embd", "N", "embedding width")
+      .option("--n-layer", "N", "number of blocks")
+      .option("--n-head", "N", "attention heads")
+      .option("--n-head-kv", "N", "key/value heads (default: --n-head)")
+      .option("--n-ff", "N", "feed-forward width")
+      .option("--n-vocab", "N", "vocabulary size")
+      .option("--n-ctx", "N", "context length")
+      .positional_count(0, 0);
+  if (!args.parse(argc, argv)) return 0;
+  if (!args.has("--output")) throw error("synth: -o FILE.gguf is required");
+
+  SynthOptions options;
+  std::string label = "custom";
+  if (args.has("--preset")) {
+    const SynthPreset* preset = find_synth_preset(args.get("--preset"));
+    if (!preset) throw error("synth: unknown --preset '", args.get("--preset"), "'; presets:", preset_list());
+    options.shape = preset->shape;
+    label = preset->name;
+  } else if (!args.has("--arch")) {
+    throw error("synth: give --preset NAME or --arch with --n-embd, --n-layer, --n-head, --n-ff, --n-vocab");
+  }
+  SynthShape& s = options.shape;
+  if (args.has("--arch")) {
+    s.arch = args.get("--arch");
+    if (!args.has("--preset")) {
+      const bool qwen2 = s.arch == "qwen2";
+      s.qkv_bias = qwen2;
+      s.tied_output = qwen2;
+      s.rope_freq_base = qwen2 ? 1e6 : 10000.0;
+      s.rms_eps = qwen2 ? 1e-6 : 1e-5;
+    }
+  }
+  if (args.has("--n-embd")) s.n_embd = args.get_int("--n-embd");
+  if (args.has("--n-layer")) s.n_layer = args.get_int("--n-layer");
+  if (args.has("--n-head")) s.n_head = args.get_int("--n-head");
+  s.n_head_kv = args.has("--n-head-kv") ? args.get_int("--n-head-kv")
+                                          : (args.has("--preset") ? s.n_head_kv : s.n_head);
+  if (args.has("--n-ff")) s.n_ff = args.get_int("--n-ff");
+  if (args.has("--n-vocab")) s.n_vocab = args.get_int("--n-vocab");
+  if (args.has("--n-ctx")) s.n_ctx = args.get_int("--n-ctx");
+  options.file_type = args.get("--type");
+  options.seed = static_cast<uint64_t>(args.get_int("--seed"));
+  options.vocab_path = args.get("--vocab");
+  options.output = args.get("--output");
+  options.name = args.has("--name") ? args.get("--name") : "synthetic " + label;
+
+  const auto start = std::chrono::steady_clock::now();
+  int last_percent = -1;
+  SynthReport report = synth_model(options, [&](uint64_t done, uint64_t total) {
+    const int percent = static_cast<int>(100 * done / std::max<uint64_t>(total, 1));
+    if (percent / 5 != last_percent / 5) {
+      std::fprintf(stderr, "\rsynth: %3d%% of %.1f MiB", percent, total / 1048576.0);
+      last_percent = percent;
+    }
+  });
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::fprintf(stderr, "\n");
+
+  std::map<std::string, int> mix;
+  for (const SynthTensor& t : report.tensors) ++mix[ggml_type_info(t.type)->name];
+  std::string mix_text;
+  for (const auto& [name, n] : mix) {
+    if (!mix_text.empty()) mix_text += ", ";
+    mix_text += name;
+    mix_text += " x" + std::to_string(n);
+  }
+  std::printf("wrote %s: %s %s, %zu tensors, %.1f MiB of tensor data in %.1f s\ntype mix: %s\n",
+              options.output.c_str(), label.c_str(), options.file_type.c_str(), report.tensors.size(),
+              report.tensor_bytes / 1048576.0, seconds, mix_text.c_str());
+  return 0;
+}
+
+}  // namespace gguflow::cli

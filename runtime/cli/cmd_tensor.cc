@@ -1,0 +1,84 @@
+// `gguflow tensor MODEL.gguf NAME [--rows A:B] [--out FILE.f32 | --print]`: one tensor (or a
+// row range) decoded to f32 through the reference dequantizers (runtime/tools/tensor_rows.cc).
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+#include "runtime/cli/args.h"
+#include "runtime/cli/commands.h"
+#include "runtime/core/error.h"
+#include "runtime/gguf/gguf_file.h"
+#include "runtime/tools/tensor_rows.h"
+
+namespace gguflow::cli {
+
+int run_tensor(int argc, char** argv) {
+  Args args("tensor MODEL.gguf NAME [--rows A:B] [--out FILE.f32 | --print]",
+            "Decodes one tensor (or rows A..B-1 of it) to f32 through the reference "
+            "dequantizers. Without --out or --print, prints its shape, type and statistics.");
+  args.positional("MODEL.gguf", "model file")
+      .positional("NAME", "tensor name, e.g. blk.0.attn_q.weight")
+      .positional_count(2, 2)
+      .option("--rows", "A:B", "row range (rows are ne1*ne2*ne3 rows of ne0 values)")
+      .option("--out", "FILE.f32", "write raw little-endian f32 [rows][ne0]")
+      .flag("--print", "print the values, one row per line");
+  if (!args.parse(argc, argv)) return 0;
+  if (args.has("--out") && args.has("--print")) throw error("tensor: give --out or --print, not both");
+
+  auto file = GgufFile::open(args.positionals()[0]);
+  const GgufTensorInfo& t = file->tensor(args.positionals()[1]);
+  const int64_t n_rows = static_cast<int64_t>(t.n_rows());
+  RowRange range{0, n_rows};
+  if (args.has("--rows")) range = parse_row_range(args.get("--rows"), n_rows);
+  const int64_t ne0 = static_cast<int64_t>(t.row_length());
+
+  if (args.has("--out")) {
+    const std::string path = args.get("--out");
+    std::unique_ptr<FILE, int (*)(FILE*)> out(std::fopen(path.c_str(), "wb"), std::fclose);
+    if (!out) throw error("cannot create ", path, ": ", std::strerror(errno));
+    dequantize_tensor_rows(*file, t, range, [&](const float* v, int64_t rows) {
+      const size_t n = static_cast<size_t>(rows * ne0);
+      if (std::fwrite(v, sizeof(float), n, out.get()) != n)
+        throw error("cannot write ", path, ": ", std::strerror(errno));
+    });
+    if (std::fflush(out.get()) != 0) throw error("cannot write ", path, ": ", std::strerror(errno));
+    std::printf("wrote %s: %lld rows x %lld f32 of %s (%s)\n", path.c_str(),
+                static_cast<long long>(range.end - range.begin), static_cast<long long>(ne0),
+                t.name.c_str(), t.type_name());
+    return 0;
+  }
+  if (args.has("--print")) {
+    dequantize_tensor_rows(*file, t, range, [&](const float* v, int64_t rows) {
+      for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t i = 0; i < ne0; ++i) std::printf(i ? " %.9g" : "%.9g", v[r * ne0 + i]);
+        std::printf("\n");
+      }
+    });
+    return 0;
+  }
+  double sum = 0, sum2 = 0;
+  float lo = INFINITY, hi = -INFINITY;
+  dequantize_tensor_rows(*file, t, range, [&](const float* v, int64_t rows) {
+    for (int64_t i = 0; i < rows * ne0; ++i) {
+      sum += v[i];
+      sum2 += static_cast<double>(v[i]) * v[i];
+      lo = std::min(lo, v[i]);
+      hi = std::max(hi, v[i]);
+    }
+  });
+  const double n = static_cast<double>((range.end - range.begin) * ne0);
+  std::string dims;
+  for (uint64_t d : t.dims) {
+    if (!dims.empty()) dims += ", ";
+    dims += std::to_string(d);
+  }
+  std::printf("%s [%s] %s rows %lld:%lld: min %.6g max %.6g mean %.6g rms %.6g\n", t.name.c_str(),
+              dims.c_str(), t.type_name(), static_cast<long long>(range.begin),
+              static_cast<long long>(range.end), lo, hi, sum / n, std::sqrt(sum2 / n));
+  return 0;
+}
+
+}  // namespace gguflow::cli

@@ -1,0 +1,71 @@
+// `gguflow synth`: writes a GGUF model with the exact shape and tensor type mix of a real one
+// (Qwen2.5-0.5B, Llama-3.2-1B, ...) filled with seeded random weights, for benchmarks and demos
+// without downloads. Weights are generated, quantized and written a chunk of rows at a time
+// (tbb::parallel_for over rows), so memory stays far below the file size.
+//
+// Weights: 2-D matrices and Q/K/V biases ~ N(0, 0.02); norm weights ~ 1 + N(0, 0.02). Each
+// row has its own random stream derived from (seed, tensor, row), so the output is the same
+// for any thread count. The type mix is llama-quantize's (quant_mix.h).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gguflow {
+
+struct SynthShape {
+  std::string arch = "llama";  // llama | qwen2 (general.architecture)
+  int64_t n_embd = 0;
+  int64_t n_layer = 0;
+  int64_t n_head = 0;
+  int64_t n_head_kv = 0;
+  int64_t n_ff = 0;
+  int64_t n_vocab = 0;
+  int64_t n_ctx = 4096;
+  double rope_freq_base = 10000.0;
+  double rms_eps = 1e-5;
+  bool qkv_bias = false;     // attn_q/k/v biases (qwen2)
+  bool tied_output = false;  // no output.weight; token_embd is the output projection
+};
+
+struct SynthPreset {
+  const char* name;
+  const char* description;
+  SynthShape shape;
+};
+std::span<const SynthPreset> synth_presets();
+const SynthPreset* find_synth_preset(std::string_view name);  // null when unknown
+
+struct SynthOptions {
+  SynthShape shape;
+  std::string name = "synthetic";  // general.name
+  std::string file_type = "Q4_K_M";
+  uint64_t seed = 0;
+  std::string vocab_path;  // GGUF to copy tokenizer.* metadata from; empty: placeholder SPM
+  std::string output;
+};
+
+struct SynthTensor {
+  std::string name;
+  uint32_t type = 0;
+  std::vector<uint64_t> dims;  // ne0 first
+};
+
+struct SynthReport {
+  std::vector<SynthTensor> tensors;  // in file order
+  uint64_t tensor_bytes = 0;
+};
+
+// Checks the shape (throws gguflow::Error naming the bad field), then writes the model.
+// `progress(done_bytes, total_bytes)` is called after each written chunk when set.
+SynthReport synth_model(const SynthOptions& options,
+                        const std::function<void(uint64_t, uint64_t)>& progress = {});
+
+// The tensors (names, shapes, types) a shape and file type produce, without writing anything.
+std::vector<SynthTensor> synth_tensor_plan(const SynthShape& shape, const std::string& file_type);
+
+}  // namespace gguflow

@@ -1,0 +1,70 @@
+#include "runtime/tools/synth_vocab.h"
+
+#include <cstdio>
+#include <vector>
+
+#include "runtime/core/error.h"
+#include "runtime/gguf/gguf_file.h"
+#include "runtime/gguf/gguf_names.h"
+#include "runtime/gguf/gguf_writer.h"
+
+namespace gguflow {
+namespace {
+
+// llama.cpp's token attribute values (tokenizer.ggml.token_type).
+enum TokenType : int32_t { kNormal = 1, kUnknown = 2, kControl = 3, kByte = 6 };
+
+constexpr int64_t kSpecialAndByteTokens = 3 + 256;
+
+}  // namespace
+
+int64_t copy_tokenizer_metadata(const std::string& vocab_path, GgufWriter& writer) {
+  auto vocab = GgufFile::open(vocab_path);
+  const GgufValue* tokens = vocab->find(names::kTokenizerTokens);
+  if (!tokens)
+    throw error(vocab_path, ": no '", names::kTokenizerTokens, "'; expected a tokenizer GGUF");
+  for (const GgufKeyValue& kv : vocab->metadata()) {
+    if (kv.key.rfind("tokenizer.", 0) == 0) writer.set(kv.key, kv.value);
+  }
+  return static_cast<int64_t>(tokens->as_array(names::kTokenizerTokens).size());
+}
+
+void write_placeholder_tokenizer(int64_t n_vocab, GgufWriter& writer) {
+  if (n_vocab < kSpecialAndByteTokens)
+    throw error("placeholder tokenizer: n_vocab ", n_vocab, " is too small; expected at least ",
+                kSpecialAndByteTokens, " (3 special + 256 byte tokens)");
+  std::vector<std::string> tokens;  // [n_vocab]
+  std::vector<float> scores;        // [n_vocab]
+  std::vector<int32_t> types;       // [n_vocab]
+  tokens.reserve(static_cast<size_t>(n_vocab));
+  auto add = [&](std::string text, TokenType type) {
+    scores.push_back(-static_cast<float>(tokens.size()));
+    tokens.push_back(std::move(text));
+    types.push_back(type);
+  };
+  add("<unk>", kUnknown);
+  add("<s>", kControl);
+  add("</s>", kControl);
+  for (int b = 0; b < 256; ++b) {
+    char text[8];
+    std::snprintf(text, sizeof text, "<0x%02X>", b);
+    add(text, kByte);
+  }
+  // Word pieces: "▁a".."▁z", then numbered ones until n_vocab.
+  const std::string space = "\xE2\x96\x81";  // U+2581, SentencePiece's word boundary
+  for (char c = 'a'; c <= 'z' && static_cast<int64_t>(tokens.size()) < n_vocab; ++c) add(space + c, kNormal);
+  for (int64_t i = 0; static_cast<int64_t>(tokens.size()) < n_vocab; ++i) add(space + "w" + std::to_string(i), kNormal);
+
+  writer.set_string(names::kTokenizerModel, "llama");
+  writer.set_string(names::kTokenizerPre, "default");
+  writer.set_string_array(names::kTokenizerTokens, tokens);
+  writer.set_f32_array(names::kTokenizerScores, scores);
+  writer.set_i32_array(names::kTokenizerTokenType, types);
+  writer.set_u32(names::kTokenizerBosId, 1);
+  writer.set_u32(names::kTokenizerEosId, 2);
+  writer.set_u32(names::kTokenizerUnknownId, 0);
+  writer.set_bool(names::kTokenizerAddBos, true);
+  writer.set_bool(names::kTokenizerAddEos, false);
+}
+
+}  // namespace gguflow

@@ -1,0 +1,20 @@
+// Tokenizer metadata for synthetic models: copied from a real tokenizer GGUF, or a small valid
+// SentencePiece-style placeholder (llama.cpp's "llama" tokenizer model).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace gguflow {
+
+class GgufWriter;
+
+// Writes every `tokenizer.*` key of `vocab_path` in file order. Returns its token count.
+int64_t copy_tokenizer_metadata(const std::string& vocab_path, GgufWriter& writer);
+
+// Writes a placeholder SPM vocabulary of exactly `n_vocab` tokens: <unk>, <s>, </s>, the 256
+// byte tokens <0x00>..<0xFF>, then "▁"-prefixed pieces; scores -index; bos 1, eos 2, unk 0,
+// add_bos true. Throws gguflow::Error when n_vocab < 259.
+void write_placeholder_tokenizer(int64_t n_vocab, GgufWriter& writer);
+
+}  // namespace gguflow
