@@ -19,6 +19,8 @@ std::span<const Command> commands() {
       Command{"lower", "bind a YAML graph to a model and print it fully expanded", run_lower},
       Command{"graph", "validate a YAML graph for a model and draw it (DOT / SVG)", run_graph},
       Command{"run", "evaluate token ids through a graph; dump logits, decode greedily", run_run},
+      Command{"embed", "one vector per text (graphs/embed.yaml); JSONL/TSV/NPY, cosine similarity",
+              run_embed},
       Command{"kernels", "list the kernel plugins found, what this CPU supports and which is selected",
               run_kernels},
   };

@@ -24,5 +24,6 @@ int run_lower(int argc, char** argv);
 int run_graph(int argc, char** argv);
 int run_kernels(int argc, char** argv);
 int run_run(int argc, char** argv);
+int run_embed(int argc, char** argv);
 
 }  // namespace gguflow::cli

@@ -1,0 +1,91 @@
+// `gguflow embed --model M [--input FILE|-] [--pooling P] [--format jsonl|tsv|npy] [-o OUT]
+// [--similarity]`: one vector per text through graphs/embed.yaml. The logic lives in
+// runtime/embed/embed_run.cc; this file parses options and picks kernels.
+#include <cstdio>
+
+#include "runtime/cli/args.h"
+#include "runtime/cli/commands.h"
+#include "runtime/core/error.h"
+#include "runtime/embed/embed_run.h"
+#include "runtime/graph/load.h"
+#include "runtime/plugins/kernel_plugins.h"
+
+namespace gguflow::cli {
+
+int run_embed(int argc, char** argv) {
+  Args args(
+      "embed --model MODEL.gguf [--input FILE|-] [options]",
+      "Embeds texts with a decoder model: graphs/embed.yaml (decode.yaml without the lm-head, "
+      "plus pool + normalize) gives one vector per text, written in input order.\n"
+      "\n"
+      "Input: one text per line, or JSON Lines with a string field \"text\" (--input-format; "
+      "auto = jsonl for *.jsonl/*.ndjson). An empty text is an error naming its line unless "
+      "--skip-empty is given, which leaves it out (its index is then absent from the output). "
+      "Invalid UTF-8, NUL bytes (binary files) and JSONL lines without \"text\" are errors naming "
+      "the line. A text longer than the context is cut to its first --ctx tokens with a warning "
+      "naming the line.\n"
+      "\n"
+      "Output (-o FILE is written under a temporary name and renamed when complete):\n"
+      "  jsonl  {\"index\": i, \"embedding\": [...]} per text; i = 0-based record (line) number\n"
+      "  tsv    i<TAB>v0<TAB>v1... per text\n"
+      "  npy    float32 array [n_texts, dim] (NumPy .npy)\n"
+      "--pooling none keeps every token's vector: jsonl writes {\"index\": i, \"tokens\": T, "
+      "\"embedding\": [[...] x T]}, tsv one line per token (i<TAB>position<TAB>values), npy is "
+      "refused; with --normalize l2 each token vector has unit length.\n"
+      "--similarity prints the cosine-similarity matrix to stdout (the vectors then go only to "
+      "-o, when given).\n"
+      "Progress: a bar on stderr when it is a terminal, else one summary line; throughput "
+      "(texts/s, tokens/s) is printed at the end.");
+  args.option("--model", "FILE", "GGUF model (any decoder the graph binds to)")
+      .option("--input", "FILE", "texts to embed, '-' for stdin", "-")
+      .option("--input-format", "FMT", "auto, text or jsonl", "auto")
+      .flag("--skip-empty", "leave empty texts out instead of stopping with an error")
+      .option("--graph", "FILE", "embedding graph (default: the shipped graphs/embed.yaml)")
+      .option("--pooling", "MODE",
+              "mean, sum, last, first, cls or none (default: the model's {arch}.pooling_type, "
+              "else mean)")
+      .option("--normalize", "MODE", "l2 or none (default: l2)")
+      .option("--format", "FMT", "jsonl, tsv or npy", "jsonl")
+      .option("-o,--output", "FILE", "write the vectors here instead of stdout")
+      .flag("--similarity", "print the cosine-similarity matrix of the texts")
+      .option("--batch-size", "N", "texts per batch: one flush and one progress step each", "32")
+      .option("--progress", "WHEN", "auto (a bar on a terminal), bar or summary", "auto")
+      .option("--threads", "N", "worker threads (default: every core)", "0")
+      .option("--ctx", "N", "context: the most tokens of a text evaluated (default: min(model, 4096))",
+              "0")
+      .option("--kernels", "NAME", "force a kernel plugin (default: $GGUFLOW_KERNELS, else the best)")
+      .option("--set", "NAME=VALUE", "override a graph parameter (repeatable)")
+      .flag("--verbose", "print the graph, sizes and the plugin to stderr");
+  if (!args.parse(argc, argv)) return 0;
+  if (!args.has("--model")) throw error("embed: --model FILE is required");
+
+  embed::EmbedRequest request;
+  request.model_path = args.get("--model");
+  request.embedder.graph_path = args.get("--graph");
+  request.embedder.pooling = args.get("--pooling");
+  request.embedder.normalize = args.get("--normalize");
+  request.embedder.set = graph::parse_set_options(args.all("--set"));
+  request.embedder.session.n_threads = static_cast<int>(args.get_int("--threads"));
+  request.embedder.session.n_ctx = args.get_int("--ctx");
+  request.input_path = args.get("--input");
+  request.input.format = embed::parse_input_format(args.get("--input-format"));
+  request.input.skip_empty = args.has("--skip-empty");
+  request.format = embed::parse_output_format(args.get("--format"));
+  request.output_path = args.get("--output");
+  request.similarity = args.has("--similarity");
+  request.batch_size = args.get_int("--batch-size");
+  const std::string progress = args.get("--progress");
+  if (progress == "auto") request.progress = embed::ProgressMode::kAuto;
+  else if (progress == "bar") request.progress = embed::ProgressMode::kBar;
+  else if (progress == "summary") request.progress = embed::ProgressMode::kSummary;
+  else throw error("--progress: expected auto, bar or summary, found '", progress, "'");
+  request.verbose = args.has("--verbose");
+
+  plugins::SelectOptions kernel_options;
+  kernel_options.forced = args.get("--kernels");
+  const plugins::SelectedKernels& kernels = plugins::select_kernels(kernel_options);
+  embed::run_embed(request, *kernels.table, stdout, stderr);
+  return 0;
+}
+
+}  // namespace gguflow::cli

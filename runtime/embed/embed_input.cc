@@ -1,0 +1,123 @@
+#include "runtime/embed/embed_input.h"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "runtime/core/error.h"
+#include "runtime/embed/json_line.h"
+
+namespace gguflow::embed {
+namespace {
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+const char* format_name(InputFormat f) { return f == InputFormat::kJsonl ? "JSONL" : "text"; }
+
+}  // namespace
+
+InputFormat parse_input_format(std::string_view name) {
+  if (name == "auto") return InputFormat::kAuto;
+  if (name == "text") return InputFormat::kText;
+  if (name == "jsonl") return InputFormat::kJsonl;
+  throw error("--input-format: expected auto, text or jsonl, found '", name, "'");
+}
+
+size_t find_invalid_utf8(std::string_view s) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const size_t n = s.size();
+  for (size_t i = 0; i < n;) {
+    const unsigned char c = p[i];
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len;
+    uint32_t cp, min;
+    if (c >= 0xC2 && c <= 0xDF) len = 2, cp = c & 0x1F, min = 0x80;
+    else if (c >= 0xE0 && c <= 0xEF) len = 3, cp = c & 0x0F, min = 0x800;
+    else if (c >= 0xF0 && c <= 0xF4) len = 4, cp = c & 0x07, min = 0x10000;
+    else return i;  // a continuation byte, C0/C1 (overlong) or F5..FF
+    if (i + len > n) return i;
+    for (size_t k = 1; k < len; ++k) {
+      if ((p[i + k] & 0xC0) != 0x80) return i;
+      cp = (cp << 6) | (p[i + k] & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return i;
+    i += len;
+  }
+  return std::string_view::npos;
+}
+
+InputReport read_embed_inputs(std::istream& in, const std::string& name, InputFormat format,
+                              bool skip_empty) {
+  GGUFLOW_CHECK(format != InputFormat::kAuto);
+  InputReport report;
+  std::string line;
+  int64_t line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const std::string where = name + ":" + std::to_string(line_no);
+    if (const void* nul = std::memchr(line.data(), '\0', line.size()))
+      throw error(where, ": expected ", format_name(format), ", found a NUL byte at column ",
+                  static_cast<const char*>(nul) - line.data() + 1, " (is this a binary file?)");
+    if (const size_t bad = find_invalid_utf8(line); bad != std::string::npos) {
+      const unsigned byte = static_cast<unsigned char>(line[bad]);
+      const char* digits = "0123456789abcdef";
+      throw error(where, ": expected UTF-8 text, found the invalid byte 0x", digits[byte >> 4],
+                  digits[byte & 15], " at column ", bad + 1, " (byte offset ", bad, " in the line)");
+    }
+    std::string text;
+    if (format == InputFormat::kJsonl && !line.empty()) {
+      JsonField field;
+      try {
+        field = json_object_field(line, "text");
+      } catch (const Error& e) {
+        throw error(where, ": not a JSON object: ", e.what());
+      }
+      if (!field.found)
+        throw error(where, ": expected a JSON object with a \"text\" field, found none");
+      if (!field.is_string)
+        throw error(where, ": expected \"text\" to be a string, found a ", field.found_type);
+      // \uXXXX escapes can spell what the raw bytes could not; they are decoded valid already.
+      text = std::move(field.value);
+    } else {
+      text = std::move(line);
+    }
+    if (text.empty()) {
+      if (!skip_empty)
+        throw error(where, ": expected a text to embed, found an empty ",
+                    format == InputFormat::kJsonl && !line.empty() ? "\"text\"" : "line",
+                    " (pass --skip-empty to leave empty texts out)");
+      ++report.skipped_empty;
+      continue;
+    }
+    report.texts.push_back(EmbedInput{line_no - 1, line_no, std::move(text)});
+  }
+  if (in.bad()) throw error(name, ": read failed after line ", line_no, ": ", std::strerror(errno));
+  if (report.texts.empty())
+    throw error(name, ": expected at least one text to embed, found ",
+                line_no == 0 ? "an empty input" : "only empty lines");
+  return report;
+}
+
+InputReport read_embed_inputs(const std::string& path, const InputOptions& options) {
+  InputFormat format = options.format;
+  if (format == InputFormat::kAuto)
+    format = ends_with(path, ".jsonl") || ends_with(path, ".ndjson") ? InputFormat::kJsonl
+                                                                     : InputFormat::kText;
+  if (path == "-") return read_embed_inputs(std::cin, "<stdin>", format, options.skip_empty);
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw error(path, ": expected an input file, found a directory");
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw error(path, ": cannot open the input: ", std::strerror(errno));
+  return read_embed_inputs(file, path, format, options.skip_empty);
+}
+
+}  // namespace gguflow::embed

@@ -1,0 +1,72 @@
+#include "runtime/embed/embedder.h"
+
+#include <algorithm>
+
+#include "ops/normalize.h"
+#include "ops/pool.h"
+#include "runtime/core/error.h"
+#include "runtime/graph/load.h"
+
+namespace gguflow::embed {
+namespace {
+
+std::shared_ptr<const graph::Graph> load_embed_graph(std::shared_ptr<const GgufFile> model,
+                                                     const EmbedderOptions& options) {
+  graph::LoadOptions load;
+  // Checked here so that a typo is named as the option, not as a graph attribute.
+  if (!options.pooling.empty()) {
+    ops::parse_pool_mode(options.pooling);
+    load.set.emplace_back("pooling", options.pooling);
+  }
+  if (!options.normalize.empty()) {
+    ops::parse_normalize_mode(options.normalize);
+    load.set.emplace_back("normalize", options.normalize);
+  }
+  load.set.insert(load.set.end(), options.set.begin(), options.set.end());
+  const std::string path =
+      options.graph_path.empty() ? graph::find_shipped_graph("embed.yaml") : options.graph_path;
+  return std::make_shared<const graph::Graph>(graph::load_graph(path, std::move(model), load));
+}
+
+std::string string_param(const graph::Graph& g, std::string_view name) {
+  const graph::Param* p = g.find_param(name);
+  if (!p) return "";
+  return ops::attr_to_string(p->value);
+}
+
+}  // namespace
+
+Embedder::Embedder(std::shared_ptr<const GgufFile> model, const EmbedderOptions& options,
+                   const GgufflowKernels& kernels)
+    : graph_(load_embed_graph(model, options)), tokenizer_(Tokenizer::from_gguf(*model)) {
+  session_ = std::make_unique<exec::Session>(graph_, kernels, options.session);
+  dim_ = session_->output_width();
+  const ops::Shape& out = graph_->tensors[graph_->outputs[0]].shape;
+  per_token_ = std::find(out.dims.begin(), out.dims.end(), ops::kTokenDim) != out.dims.end();
+  pooling_ = string_param(*graph_, "pooling");
+  normalize_ = string_param(*graph_, "normalize");
+}
+
+std::vector<int32_t> Embedder::tokenize(std::string_view text) const {
+  return tokenizer_.encode(text);
+}
+
+Embedding Embedder::embed_tokens(std::vector<int32_t> tokens) {
+  GGUFLOW_CHECK(!tokens.empty());
+  Embedding e;
+  e.n_tokens_input = static_cast<int64_t>(tokens.size());
+  e.n_tokens = std::min(e.n_tokens_input, max_tokens());
+  tokens.resize(static_cast<size_t>(e.n_tokens));
+  session_->reset();  // a fresh sequence: positions from 0, no earlier text in the cache
+  if (per_token_) {
+    session_->prefill(tokens, &e.values);
+  } else {
+    std::span<const float> row = session_->prefill(tokens);
+    e.values.assign(row.begin(), row.end());
+  }
+  e.n_rows = static_cast<int64_t>(e.values.size()) / dim_;
+  GGUFLOW_CHECK(e.n_rows * dim_ == static_cast<int64_t>(e.values.size()));
+  return e;
+}
+
+}  // namespace gguflow::embed
