@@ -1,7 +1,11 @@
-// `gguflow run GRAPH.yaml --model M --tokens 1,2,3 [--dump-logits FILE] [--greedy N]`:
-// evaluates token ids as one prompt through a graph on the oneTBB flow-graph executor.
-// The logic lives in runtime/exec/run_tokens.cc; this file parses options and picks kernels.
+// `gguflow run [GRAPH.yaml] [--model M] --prompt TEXT [-n N] [sampling flags] [--chat] [--json]`:
+// prompt in, streamed text out (runtime/runner/text_runner.h). With --tokens IDS it instead
+// evaluates token ids as one prompt and can dump every position's logits or continue greedily
+// (runtime/exec/run_tokens.h). This file only parses options.
+#include <unistd.h>
+
 #include <cstdio>
+#include <optional>
 
 #include "runtime/cli/args.h"
 #include "runtime/cli/commands.h"
@@ -10,30 +14,29 @@
 #include "runtime/exec/token_io.h"
 #include "runtime/graph/load.h"
 #include "runtime/plugins/kernel_plugins.h"
+#include "runtime/runner/text_runner.h"
 
 namespace gguflow::cli {
+namespace {
 
-int run_run(int argc, char** argv) {
-  Args args("run GRAPH.yaml --model MODEL.gguf --tokens IDS [options]",
-            "Evaluates token ids as one prompt (one batch) and writes the logits of every "
-            "position, then optionally continues greedily.");
-  args.positional("GRAPH.yaml", "the graph to run, e.g. graphs/decode.yaml")
-      .positional_count(1, 1)
-      .option("--model", "FILE", "GGUF model the graph is bound to")
-      .option("--tokens", "IDS", "comma-separated token ids, e.g. 1,403,407")
-      .option("--dump-logits", "FILE", "write f32 little-endian [n_tokens][n_vocab] here")
-      .option("--greedy", "N", "then decode N tokens greedily and print their ids", "0")
-      .option("--threads", "N", "worker threads (default: every core)", "0")
-      .option("--ctx", "N", "context length: KV cache slots (default: min(model, 4096))", "0")
-      .option("--kernels", "NAME", "force a kernel plugin (default: $GGUFLOW_KERNELS, else the best)")
-      .option("--set", "NAME=VALUE", "override a graph parameter (repeatable)")
-      .flag("--verbose", "print the plugin, buffer sizes and timings to stderr");
-  if (!args.parse(argc, argv)) return 0;
-  if (!args.has("--model")) throw error("run: --model FILE is required");
-  if (!args.has("--tokens")) throw error("run: --tokens IDS is required");
+std::optional<float> float_option(const Args& args, const char* name) {
+  if (!args.has(name)) return std::nullopt;
+  return static_cast<float>(args.get_double(name));
+}
 
+std::optional<int> int_option(const Args& args, const char* name) {
+  if (!args.has(name)) return std::nullopt;
+  const int64_t value = args.get_int(name);
+  if (value < -(int64_t{1} << 30) || value > (int64_t{1} << 30))
+    throw error("run: ", name, ": expected an integer of at most 2^30, found ", value);
+  return static_cast<int>(value);
+}
+
+// --tokens mode: ids in, logits and greedy ids out.
+int run_token_ids(const Args& args, const std::string& graph_path) {
   exec::RunTokensRequest request;
-  request.graph_path = args.positionals()[0];
+  request.graph_path = graph_path;
+  if (!args.has("--model")) throw error("run --tokens: --model FILE is required");
   request.model_path = args.get("--model");
   request.set = graph::parse_set_options(args.all("--set"));
   request.tokens = exec::parse_token_ids(args.get("--tokens"));
@@ -49,6 +52,90 @@ int run_run(int argc, char** argv) {
   if (request.verbose) std::fprintf(stderr, "kernels: %s\n", kernels.describe().c_str());
   exec::run_tokens(request, *kernels.table, stdout, stderr);
   return 0;
+}
+
+}  // namespace
+
+int run_run(int argc, char** argv) {
+  Args args("run [GRAPH.yaml] [--model MODEL.gguf] --prompt TEXT [options]",
+            "Generates text: tokenizes the prompt, runs it through the graph and streams the "
+            "continuation to stdout (timings go to stderr). Without --model: $GGUFLOW_MODEL, "
+            "else ../shared/data/models/stories260K.gguf, else a synthesized random-weight model. "
+            "With --tokens IDS: evaluates ids, dumps logits, decodes greedily.");
+  args.positional("GRAPH.yaml", "the graph to run (default: the shipped graphs/decode.yaml)")
+      .positional_count(0, 1)
+      .option("--model", "FILE", "GGUF model (default: see above)")
+      .option("-p,--prompt", "TEXT", "prompt text; '-' reads it from stdin (default: empty: BOS)")
+      .option("-f,--prompt-file", "FILE", "read the prompt from a file (as bytes)")
+      .option("-n,--n-predict", "N", "tokens to generate at most (-1: until EOS or full context)",
+              "-1")
+      .option("--temp", "T", "sampling temperature, 0 = greedy (default: the graph's sampler:)")
+      .option("--top-k", "K", "keep the K most likely tokens (0: off)")
+      .option("--top-p", "P", "keep the smallest set with probability mass P (1: off)")
+      .option("--min-p", "P", "drop tokens below P times the best one's probability (0: off)")
+      .option("--repeat-penalty", "R", "penalize recently seen tokens (1: off)")
+      .option("--repeat-last-n", "N", "how many recent tokens the penalty looks at")
+      .option("--seed", "S", "random seed (default: a fresh one, printed with the timings)")
+      .flag("--special", "parse special-token text (<s>, <|im_start|>) in the prompt as tokens")
+      .flag("--no-echo", "print only the generated text, not the prompt before it")
+      .flag("--chat", "format the prompt with the model's chat template (ChatML, llama-2/3)")
+      .option("--system", "TEXT", "system message for --chat")
+      .flag("-i,--interactive", "chat turn by turn, one line of stdin each (default on a terminal)")
+      .flag("--json", "print text, token ids, timings and kernels as one JSON document")
+      .option("--threads", "N", "worker threads (default: every core)", "0")
+      .option("--ctx", "N", "context length: KV cache slots (default: min(model, 4096))", "0")
+      .option("--kernels", "NAME", "force a kernel plugin (default: $GGUFLOW_KERNELS, else the best)")
+      .option("--set", "NAME=VALUE", "override a graph parameter (repeatable)")
+      .flag("--verbose", "print the model, graph, plugin and sampler to stderr")
+      .option("--tokens", "IDS", "token-id mode: comma-separated ids, e.g. 1,403,407")
+      .option("--dump-logits", "FILE", "--tokens: write f32 [n_tokens][n_vocab] here")
+      .option("--greedy", "N", "--tokens: then decode N tokens greedily and print their ids", "0");
+  if (!args.parse(argc, argv)) return 0;
+  const std::string graph_path = args.positionals().empty() ? "" : args.positionals()[0];
+  if (args.has("--tokens"))
+    return run_token_ids(args, graph_path.empty() ? graph::find_shipped_graph("decode.yaml")
+                                                  : graph_path);
+
+  runner::TextRunRequest request;
+  request.graph_path = graph_path;
+  request.model_path = args.get("--model");
+  request.set = graph::parse_set_options(args.all("--set"));
+  request.session.n_threads = static_cast<int>(args.get_int("--threads"));
+  request.session.n_ctx = args.get_int("--ctx");
+  request.kernels = args.get("--kernels");
+  request.sampling.temperature = float_option(args, "--temp");
+  request.sampling.top_k = int_option(args, "--top-k");
+  request.sampling.top_p = float_option(args, "--top-p");
+  request.sampling.min_p = float_option(args, "--min-p");
+  request.sampling.repeat_penalty = float_option(args, "--repeat-penalty");
+  request.sampling.repeat_last_n = int_option(args, "--repeat-last-n");
+  if (args.has("--seed")) {
+    const int64_t seed = args.get_int("--seed");
+    if (seed < 0) throw error("run: --seed: expected an integer >= 0, found ", seed);
+    request.sampling.seed = static_cast<uint64_t>(seed);
+  }
+  const std::optional<std::string> prompt_option =
+      args.has("--prompt") ? std::optional<std::string>(args.get("--prompt")) : std::nullopt;
+  request.prompt = runner::read_prompt(prompt_option, args.get("--prompt-file"), stdin);
+  request.n_predict = args.get_int("--n-predict");
+  request.parse_special = args.has("--special");
+  request.echo = !args.has("--no-echo");
+  request.json = args.has("--json");
+  request.chat = args.has("--chat");
+  request.system = args.get("--system");
+  request.verbose = args.has("--verbose");
+  // Interactive chat: asked for, or a terminal on stdin that no prompt was read from.
+  const bool stdin_used = prompt_option && *prompt_option == "-";
+  request.interactive =
+      request.chat && (args.has("--interactive") ||
+                       (!request.json && !stdin_used && isatty(STDIN_FILENO)));
+  if (args.has("--interactive") && !request.chat)
+    throw error("run: --interactive: expected --chat with it (turns need a chat template)");
+  if (args.has("--interactive") && request.json)
+    throw error("run: expected one of --interactive and --json, found both");
+  if (args.has("--interactive") && stdin_used)
+    throw error("run: --interactive reads turns from stdin: expected no --prompt - with it");
+  return runner::run_text(request, stdin, stdout, stderr);
 }
 
 }  // namespace gguflow::cli

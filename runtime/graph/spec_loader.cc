@@ -22,7 +22,8 @@ namespace {
 
 const std::vector<std::string> kTopKeys = {"graph",  "extends",       "params",       "inputs",
                                            "outputs", "state",        "nodes",        "remove",
-                                           "replace", "insert_before", "insert_after", "append"};
+                                           "replace", "insert_before", "insert_after", "append",
+                                           "sampler"};  // read by sampler_section.cc
 
 std::string hint(const std::string& word, const std::vector<std::string>& candidates) {
   std::string best = ops::closest_name(word, candidates);
