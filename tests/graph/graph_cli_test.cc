@@ -1,0 +1,125 @@
+// The `gguflow lower` and `gguflow graph` commands, run as a user would: from another folder,
+// with the default graph, with a user-written graph in a temp dir, and drawing pictures.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/graph/graph_test_util.h"
+
+namespace gguflow::test {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string gguflow() { return "'" + (binary_dir() / "gguflow").string() + "'"; }
+std::string model(const std::string& name) { return "'" + data_path("models/" + name).string() + "'"; }
+
+TEST(GraphCli, LowerFromAnyFolderUsesTheShippedDecodeGraph) {
+  GGUFLOW_REQUIRE_DATA("models/stories260K.gguf");
+  const auto dir = temp_dir();
+  std::string out, err;
+  ASSERT_EQ(run_command("cd '" + dir.string() + "' && " + gguflow() + " lower " + model("stories260K.gguf") +
+                            " -o lowered.yaml",
+                        &out, &err),
+            0)
+      << err;
+  const std::string text = read_text(dir / "lowered.yaml");
+  EXPECT_THAT(text, HasSubstr("# Lowered by `gguflow lower` from decode.yaml for stories260K.gguf."));
+  EXPECT_THAT(text, HasSubstr("- name: blk.4.ffn_down"));
+  // --set changes the expansion; the lowered file itself is a graph the command accepts.
+  ASSERT_EQ(run_command(gguflow() + " lower " + model("stories260K.gguf") + " --set n_layer=1", &out, &err), 0) << err;
+  EXPECT_THAT(out, HasSubstr("n_layer: 1"));
+  EXPECT_THAT(out, ::testing::Not(HasSubstr("blk.1.")));
+  ASSERT_EQ(run_command(gguflow() + " lower " + model("stories260K.gguf") + " --graph '" +
+                            (dir / "lowered.yaml").string() + "'",
+                        &out, &err),
+            0)
+      << err;
+  EXPECT_THAT(out, HasSubstr("- name: blk.4.ffn_down"));
+}
+
+TEST(GraphCli, ErrorsAreOneLineWithExitStatus1) {
+  GGUFLOW_REQUIRE_DATA("models/stories260K.gguf");
+  std::string out, err;
+  EXPECT_EQ(run_command(gguflow() + " lower " + model("stories260K.gguf") + " --set nope=1", &out, &err), 1);
+  EXPECT_THAT(err, HasSubstr("gguflow lower: error: --set nope=1: expected the name of one of the graph's params"));
+  EXPECT_EQ(run_command(gguflow() + " lower " + model("stories260K-q8_0-v2-unaligned.gguf"), &out, &err), 1);
+  EXPECT_THAT(err, HasSubstr("gguflow lower: error: "));
+}
+
+// A user's own graph: decode with the SwiGLU FFN replaced by one plain matmul.
+TEST(GraphCli, UserGraphReplacingTheFfnByOneMatmul) {
+  GGUFLOW_REQUIRE_DATA("models/stories260K.gguf");
+  const auto dir = temp_dir();
+  const std::string edits =
+      "remove: [\"blk.{i}.ffn_gate\", \"blk.{i}.ffn_up\", \"blk.{i}.ffn_act\"]\n"
+      "replace:\n"
+      "  - {name: \"blk.{i}.ffn_down\", op: matmul, in: h, weight: \"WEIGHT\", out: f}\n";
+  auto write_user_graph = [&](const std::string& file, const std::string& weight) {
+    std::string text = "graph: plain_ffn\nextends: '" + decode_yaml().string() + "'\n" +
+                       replace_once(edits, "WEIGHT", weight);
+    write_text(dir / file, text);
+    return (dir / file).string();
+  };
+  // ffn_down is [n_ff, n_embd] = [172, 64]: it cannot read h [64, T].
+  const std::string bad = write_user_graph("bad.yaml", "blk.{i}.ffn_down.weight");
+  std::string out, err;
+  EXPECT_EQ(run_command(gguflow() + " graph '" + bad + "' --model " + model("stories260K.gguf"), &out, &err), 1);
+  EXPECT_THAT(err, HasSubstr(bad + ":6:5: shape mismatch in node 'blk.0.ffn_down' (op matmul): inner dimension "
+                             "mismatch: expected the input's ne0 to equal the weight's ne0 (172), found input 'h' "
+                             "[64, T] and weight 'blk.0.ffn_down.weight' [172, 64]"));
+  // A square [64, 64] matrix fits: the graph validates and lowers without any silu_mul.
+  const std::string good = write_user_graph("good.yaml", "blk.{i}.attn_output.weight");
+  ASSERT_EQ(run_command(gguflow() + " graph '" + good + "' --model " + model("stories260K.gguf"), &out, &err), 0)
+      << err;
+  EXPECT_THAT(out, HasSubstr("valid for"));
+  EXPECT_THAT(out, HasSubstr("48 nodes"));  // 1 + 5 * (15 - 3) - 5 + ... see below
+  ASSERT_EQ(run_command(gguflow() + " lower " + model("stories260K.gguf") + " --graph '" + good + "'", &out, &err), 0)
+      << err;
+  EXPECT_THAT(out, ::testing::Not(HasSubstr("op: silu_mul")));
+  EXPECT_THAT(out, HasSubstr("- name: blk.2.ffn_down\n    op: matmul\n    group: blk.2\n    x: h\n"
+                             "    weight: {tensor: blk.2.attn_output.weight, type: F32, dims: [64, 64]}"));
+}
+
+TEST(GraphCli, DotPictureHasOpsShapesColoursAndClusters) {
+  GGUFLOW_REQUIRE_DATA("models/synth-qwen2-tiny-Q4_K_M.gguf");
+  std::string out, err;
+  const std::string graph = "'" + decode_yaml().string() + "'";
+  ASSERT_EQ(run_command(gguflow() + " graph " + graph + " --model " + model("synth-qwen2-tiny-Q4_K_M.gguf") + " --dot",
+                        &out, &err),
+            0)
+      << err;
+  EXPECT_THAT(out, HasSubstr("digraph \"decode\" {"));
+  EXPECT_THAT(out, HasSubstr("subgraph cluster_1 {\n    label=\"blk.1\""));
+  EXPECT_THAT(out, HasSubstr("\"node:blk.1.attn_q\" [fillcolor=\"#b3cde3\", label=\"blk.1.attn_q\nmatmul → [384, T]\n"
+                             "blk.1.attn_q.weight Q5_0\nblk.1.attn_q.bias F32\"]"));
+  EXPECT_THAT(out, HasSubstr("\"node:blk.0.ffn_residual\" -> \"node:blk.1.attn_norm\" [label=\"x\"]"));
+  EXPECT_THAT(out, HasSubstr("\"node:lm_head\" -> \"out:logits\""));
+
+  ASSERT_EQ(run_command(gguflow() + " graph " + graph + " --model " + model("synth-qwen2-tiny-Q4_K_M.gguf") +
+                            " --dot --collapse",
+                        &out, &err),
+            0);
+  EXPECT_THAT(out, HasSubstr("\"group:blk.0\" [shape=box3d"));
+  EXPECT_THAT(out, HasSubstr("15 ops: 2×add 1×attention 7×matmul 2×rmsnorm 2×rope 1×silu_mul"));
+  EXPECT_THAT(out, HasSubstr("\"group:blk.0\" -> \"group:blk.1\""));
+  EXPECT_THAT(out, ::testing::Not(HasSubstr("node:blk.0.attn_q")));
+}
+
+TEST(GraphCli, SvgThroughGraphvizOrAClearMessage) {
+  GGUFLOW_REQUIRE_DATA("models/stories260K.gguf");
+  const auto dir = temp_dir();
+  const std::string svg = (dir / "decode.svg").string();
+  const std::string command =
+      gguflow() + " graph '" + decode_yaml().string() + "' --model " + model("stories260K.gguf") + " --svg '" + svg + "'";
+  std::string out, err;
+  if (run_command("command -v dot") == 0) {
+    ASSERT_EQ(run_command(command, &out, &err), 0) << err;
+    EXPECT_THAT(read_text(svg), HasSubstr("<svg"));
+  }
+  // Without Graphviz on PATH the command says what is missing and how to get it.
+  EXPECT_EQ(run_command("PATH=/nonexistent " + command, &out, &err), 1);
+  EXPECT_THAT(err, HasSubstr("the Graphviz 'dot' program is not installed (on Debian: sudo apt-get install graphviz)"));
+}
+
+}  // namespace
+}  // namespace gguflow::test
