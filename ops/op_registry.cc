@@ -144,17 +144,19 @@ std::string unary_shape(const ShapeQuery& q, std::vector<Shape>* out) {
   return "";
 }
 
+// Attention's checks, then each basis [kv_row, r] with 1 <= r <= kv_row and each mean [kv_row].
 std::string kv_project_shape(const ShapeQuery& q, std::vector<Shape>* out) {
-  GGUFLOW_SHAPE_TRY(need_rank(q, false, 0, 2));
-  GGUFLOW_SHAPE_TRY(need_rank(q, true, 0, 2));
-  const Shape& x = *q.inputs[0];
-  const Shape& basis = *q.weights[0];
-  if (basis[0] != x[0])
-    return "expected the basis' ne0 to equal the input's ne0, found " + shape_of(q, false, 0) +
-           " and " + shape_of(q, true, 0);
-  if (q.weights[1] && (q.weights[1]->rank() != 1 || (*q.weights[1])[0] != x[0]))
-    return "expected mean of shape [" + std::to_string(x[0]) + "], found " + shape_of(q, true, 1);
-  out->push_back(Shape{{basis[1], x[1]}});
+  GGUFLOW_SHAPE_TRY(attention_shape(q, out));
+  const int64_t kv_row = (*q.inputs[1])[0];
+  for (size_t w = 0; w < 4; ++w) {
+    const bool is_basis = w % 2 == 0;
+    GGUFLOW_SHAPE_TRY(need_rank(q, true, w, is_basis ? 2 : 1));
+    const Shape& s = *q.weights[w];
+    if (s[0] != kv_row || (is_basis && (s[1] < 1 || s[1] > kv_row)))
+      return "expected " + std::string(is_basis ? "a basis [" : "a mean [") + std::to_string(kv_row) +
+             (is_basis ? ", r] with 1 <= r <= " + std::to_string(kv_row) : std::string()) +
+             "] (kv_row = the keys' ne0), found " + shape_of(q, true, w);
+  }
   return "";
 }
 
@@ -231,11 +233,22 @@ std::vector<OpSchema> make_table() {
                {{"mode", AttrType::kEnum, false, AttrValue{std::string("l2")}, {"l2", "none"},
                  "l2 or none"}},
                {{"out", F}}, nullptr, unary_shape});
-  t.push_back({OpId::kKvProject, "kv_project", OpKind::kProject,
-               "coordinates in a low-rank basis: c = basis^T (x - mean)",
-               {{"x", false, F, "[d, T]"}},
-               {{"basis", false, "[d, r]: r columns of length d"}, {"mean", true, "[d]"}},
-               {}, {{"out", F}}, nullptr, kv_project_shape});
+  t.push_back({OpId::kKvProject, "kv_project", OpKind::kAttention,
+               "attention over a low-rank KV cache: appends c = basis^T (x - mean) of k and v, "
+               "scores (basis^T q).c + q.mean, read-out basis (sum a c) + mean",
+               {{"q", false, F, "[head_dim * n_head, T]"},
+                {"k", false, F, "[head_dim * n_head_kv, T]"},
+                {"v", false, F, "[head_dim * n_head_kv, T]"},
+                {"positions", false, I, "[T]"}},
+               {{"k_basis", false, "[kv_row, r_K]: r_K basis vectors for the keys (F32)"},
+                {"k_mean", false, "[kv_row]: mean of the keys (F32)"},
+                {"v_basis", false, "[kv_row, r_V]: r_V basis vectors for the values (F32)"},
+                {"v_mean", false, "[kv_row]: mean of the values (F32)"}},
+               {{"n_head", AttrType::kInt, true, AttrValue{int64_t{0}}, {}, "query heads"},
+                {"n_head_kv", AttrType::kInt, true, AttrValue{int64_t{0}}, {}, "key/value heads"},
+                {"cache", AttrType::kString, true, AttrValue{std::string()}, {},
+                 "name of a declared kv_cache state (holds r_K + r_V floats per token)"}},
+               {{"out", F}}, "kv_cache", kv_project_shape});
   return t;
 }
 

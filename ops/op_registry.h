@@ -13,7 +13,10 @@
 //   add, mul   a[..], b[..] same shape                               -> same shape
 //   pool       x[n, T], positions?[T]; mode mean|sum|last|first|cls|none -> [n, 1] ([n, T] none)
 //   normalize  x[n, R]; mode l2|none                                 -> [n, R]
-//   kv_project x[d, T], basis [d, r], mean? [d]                      -> c = basisᵀ(x − mean) [r, T]
+//   kv_project q, k, v, positions as attention; k_basis [kv_row, r_K], k_mean [kv_row], v_basis
+//              [kv_row, r_V], v_mean [kv_row]; n_head, n_head_kv, cache (attention over a
+//              low-rank cache: stores c = basisᵀ(x − mean), r_K + r_V floats per token;
+//              see ops/kv_project.h)                                 -> [hd*n_head, T]
 #pragma once
 
 #include <span>

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <string>
 
 #include "ops/add.h"
 #include "ops/embed.h"
+#include "ops/kv_project.h"
 #include "ops/matmul.h"
 #include "ops/mul.h"
 #include "ops/normalize.h"
@@ -66,7 +68,7 @@ class Binder {
     GGUFLOW_CHECK(b.has_value() && b->info);
     ops::WeightView w;
     w.type = b->type;
-    w.data = g_.model_file->tensor_bytes(*b->info).data();
+    w.data = (b->file ? *b->file : *g_.model_file).tensor_bytes(*b->info).data();
     w.row_bytes = b->info->row_bytes();
     w.n = static_cast<int64_t>(b->info->row_length());
     w.n_rows = static_cast<int64_t>(b->info->n_rows());
@@ -311,24 +313,41 @@ BoundNode Binder::normalize() {
           }};
 }
 
-// c = basis^T (x - mean): the mean is subtracted in f32, then one matmul with the basis rows.
+// Attention over a low-rank cache (ops/kv_project.h). The bases are F32 weights (a --kv-proj
+// side file); the state's cache was allocated with their ranks as widths (kv_cache_layout.h).
 BoundNode Binder::kv_project() {
-  const ops::WeightView basis = matmul_weight("basis");
-  const float* mean = f32_weight("mean");
-  const int64_t d = input_row("x");
-  const size_t t_max = static_cast<size_t>(ctx_.max_tokens);
+  GGUFLOW_CHECK(node_.state >= 0);
+  ops::AttentionShape shape;
+  shape.n_head = node_.attrs.get_int("n_head");
+  shape.n_kv_head = node_.attrs.get_int("n_head_kv");
+  shape.head_dim = input_row("q") / shape.n_head;
+  for (const char* slot : {"k_basis", "k_mean", "v_basis", "v_mean"})
+    if (weight(slot).type != GGML_TYPE_F32)
+      throw error(where(), ": weight ", node_.weight(slot)->tensor, " has type ",
+                  ops::type_name(weight(slot).type), ": expected F32 (as gguflow kv calibrate writes)");
+  const int64_t k_rank = weight("k_basis").n_rows, v_rank = weight("v_basis").n_rows;
+  const auto kb = std::make_shared<const ops::LowRankBasis>(
+      ops::make_low_rank_basis(f32_weight("k_basis"), f32_weight("k_mean"), k_rank, shape));
+  const auto vb = std::make_shared<const ops::LowRankBasis>(
+      ops::make_low_rank_basis(f32_weight("v_basis"), f32_weight("v_mean"), v_rank, shape));
+  const ops::KvCacheView cache = (*ctx_.caches)[node_.state];
+  const int64_t per_thread = ops::kv_project_scratch_floats(*kb, *vb, ctx_.n_ctx);
   const auto& k = k_;
-  return {{sizeof(float) * static_cast<size_t>(d) * t_max,
-           ops::activation_row_bytes(k_, basis) * t_max},
-          [&k, basis, mean, d](const StepView& s, const NodeIo& io) {
-            const float* x = at<const float>(s, io.inputs[0]);
-            float* centred = at<float>(s, io.scratch[0]);
-            std::memcpy(centred, x, sizeof(float) * d * s.n_tokens);
-            if (mean)
-              for (int64_t t = 0; t < s.n_tokens; ++t) k.axpy_f32(-1.0f, mean, centred + t * d, d);
-            std::byte* act = at<std::byte>(s, io.scratch[1]);
-            run_quantize(k, basis, centred, s.n_tokens, act);
-            run_matmul_rows(k, basis, act, s.n_tokens, nullptr, at<float>(s, io.outputs[0]));
+  return {{sizeof(float) * static_cast<size_t>(per_thread * ctx_.max_threads),
+           sizeof(float) * static_cast<size_t>(shape.kv_row())},
+          [&k, shape, kb, vb, cache, per_thread](const StepView& s, const NodeIo& io) {
+            const int32_t* pos = at<const int32_t>(s, io.inputs[3]);
+            ops::kv_project_store(shape, *kb, *vb, at<const float>(s, io.inputs[1]),
+                                  at<const float>(s, io.inputs[2]), pos, s.n_tokens, cache,
+                                  at<float>(s, io.scratch[1]));
+            const float* q = at<const float>(s, io.inputs[0]);
+            float* out = at<float>(s, io.outputs[0]);
+            float* scratch = at<float>(s, io.scratch[0]);
+            parallel_rows(s.n_tokens * shape.n_head, 1, [&](int64_t t0, int64_t t1) {
+              const int slot = std::max(0, tbb::this_task_arena::current_thread_index());
+              ops::kv_project_heads(k, shape, *kb, *vb, q, pos, cache, t0, t1,
+                                    scratch + slot * per_thread, out);
+            });
           }};
 }
 

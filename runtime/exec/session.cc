@@ -7,6 +7,7 @@
 
 #include "runtime/core/error.h"
 #include "runtime/exec/buffer_plan.h"
+#include "runtime/exec/kv_cache_layout.h"
 
 namespace gguflow::exec {
 namespace {
@@ -64,16 +65,20 @@ Session::Session(std::shared_ptr<const graph::Graph> graph, const GgufflowKernel
     if (node.op == ops::OpId::kEmbed && node.inputs[0] == tokens_tensor && node.weights[0])
       n_vocab_ = static_cast<int64_t>(node.weights[0]->info->n_rows());
 
-  // KV caches: one k and one v block of [n_ctx][n_head_kv * head_dim] floats per state.
+  // KV caches: one k block [n_ctx][widths.k] and one v block [n_ctx][widths.v] per state;
+  // widths are n_head_kv * head_dim, or the ranks of a low-rank cache (kv_cache_layout.h).
   size_t kv_floats = 0;
-  for (const graph::State& s : g.states) kv_floats += 2 * n_ctx_ * s.n_head_kv * s.head_dim;
+  for (size_t s = 0; s < g.states.size(); ++s) {
+    const KvRowWidths w = kv_row_widths(g, static_cast<int>(s));
+    kv_floats += static_cast<size_t>(n_ctx_ * (w.k + w.v));
+  }
   kv_storage_.assign(kv_floats, 0.0f);
   kv_bytes_ = kv_floats * sizeof(float);
   float* kv = kv_storage_.data();
-  for (const graph::State& s : g.states) {
-    const int64_t block = n_ctx_ * s.n_head_kv * s.head_dim;
-    caches_.push_back({kv, kv + block, n_ctx_});
-    kv += 2 * block;
+  for (size_t s = 0; s < g.states.size(); ++s) {
+    const KvRowWidths w = kv_row_widths(g, static_cast<int>(s));
+    caches_.push_back({kv, kv + n_ctx_ * w.k, n_ctx_});
+    kv += n_ctx_ * (w.k + w.v);
   }
 
   // Dependencies: a node waits for the producers of its inputs.

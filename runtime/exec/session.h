@@ -64,6 +64,10 @@ class Session {
   const graph::Graph& graph() const { return *graph_; }
   size_t arena_bytes() const { return arena_bytes_; }
   size_t kv_cache_bytes() const { return kv_bytes_; }
+  // The cache of each graph state (g.states order): k [n_ctx][w.k], v [n_ctx][w.v] floats with
+  // w = kv_row_widths(graph(), state) (runtime/exec/kv_cache_layout.h). Slot = position.
+  // Read by `gguflow kv` to collect keys/values; writable so a study can clear it.
+  const std::vector<ops::KvCacheView>& kv_caches() const { return caches_; }
 
  private:
   // Runs one graph step over tokens[0..n) at positions n_past_.. (n <= max_batch_).

@@ -20,6 +20,7 @@ std::string model_name(const GgufFile& model) {
 
 struct Binder {
   const GgufFile& model;
+  std::vector<const GgufFile*> extra_files;  // searched after `model` for weights
   std::vector<RawNode> raw;
   std::vector<Tensor> tensors;
   std::vector<Location> tensor_where;       // where each tensor is defined
@@ -153,8 +154,12 @@ struct Binder {
       alt.erase(alt.find_last_not_of(" \t") + 1);
       last_optional = !alt.empty() && alt.back() == '?';
       if (last_optional) alt.pop_back();
-      if (const GgufTensorInfo* info = model.find_tensor(alt)) {
-        WeightBinding b{alt, info->type, info->dims, info};
+      const GgufFile* holder = &model;
+      const GgufTensorInfo* info = model.find_tensor(alt);
+      for (size_t f = 0; !info && f < extra_files.size(); ++f)
+        if ((info = extra_files[f]->find_tensor(alt))) holder = extra_files[f];
+      if (info) {
+        WeightBinding b{alt, info->type, info->dims, info, holder};
         if (ref.expect_type && *ref.expect_type != info->type_name())
           fail_at(ref.where, "weight '", alt, "': expected type ", *ref.expect_type, " (as written), found ",
                   info->type_name(), " in ", model_name(model));
@@ -223,7 +228,9 @@ Graph build_graph(const GraphSpec& spec, std::shared_ptr<const GgufFile> model_f
   g.params = params.resolve_all();
   fill_model_params(g);
 
-  Binder b{model, expand_nodes(spec, params), {}, {}, {}, {}};
+  Binder b{model, {}, expand_nodes(spec, params), {}, {}, {}, {}};
+  g.weight_files = options.weight_files;
+  for (const auto& f : options.weight_files) b.extra_files.push_back(f.get());
   g.states = expand_states(spec, params);
 
   // Graph inputs are the first tensors.

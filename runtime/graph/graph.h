@@ -53,7 +53,10 @@ struct WeightBinding {
   std::string tensor;            // GGUF tensor name: "blk.0.attn_q.weight"
   uint32_t type = 0;             // GGML type id (plugins/abi/ggml_type.h)
   std::vector<uint64_t> dims;    // ne0 first, as in the GGUF tensor table
-  const GgufTensorInfo* info = nullptr;  // into Graph::model_file (never null)
+  const GgufTensorInfo* info = nullptr;  // into `file` (never null)
+  // The file holding it: Graph::model_file, or one of Graph::weight_files (e.g. a --kv-proj
+  // side file). Never null in a built graph.
+  const GgufFile* file = nullptr;
 };
 
 struct Node {
@@ -122,6 +125,8 @@ struct Graph {
   std::vector<Param> params;        // declaration order
   ModelParams model;
   std::shared_ptr<const GgufFile> model_file;  // weights point into it
+  // Further files weights were bound from (LoadOptions::weight_files), kept alive with the graph.
+  std::vector<std::shared_ptr<const GgufFile>> weight_files;
 
   int find_node(std::string_view name) const;    // -1 when absent
   int find_state(std::string_view name) const;   // -1 when absent

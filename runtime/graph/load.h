@@ -14,6 +14,9 @@ namespace gguflow::graph {
 struct LoadOptions {
   // `--set name=value` overrides of declared params, in command-line order.
   std::vector<std::pair<std::string, std::string>> set;
+  // Files searched, after the model, for weight tensors the model lacks (e.g. the low-rank KV
+  // bases of a `gguflow kv calibrate` side file).
+  std::vector<std::shared_ptr<const GgufFile>> weight_files;
 };
 
 // Reads `path` (and the files it extends), binds it to `model` and validates it.

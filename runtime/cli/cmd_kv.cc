@@ -1,0 +1,157 @@
+// `gguflow kv spectrum|calibrate|eval`: how low-rank a model's KV cache is, a calibrated
+// low-rank projection (.kvproj.gguf) for graphs/decode-lowrank-kv.yaml, and its error and
+// memory against the full cache. The logic lives in runtime/lowrank/; this file parses options.
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <string>
+
+#include "runtime/cli/args.h"
+#include "runtime/cli/commands.h"
+#include "runtime/core/error.h"
+#include "runtime/lowrank/kv_calibrate.h"
+#include "runtime/lowrank/kv_eval.h"
+#include "runtime/lowrank/kv_sweep.h"
+#include "runtime/plugins/kernel_plugins.h"
+
+namespace gguflow::cli {
+namespace {
+
+using namespace gguflow::lowrank;
+
+std::string base_name(const std::string& path) { return std::filesystem::path(path).filename().string(); }
+
+void add_common(Args& args) {
+  args.option("--model", "FILE", "GGUF model")
+      .option("--threads", "N", "worker threads (default: every core)", "0")
+      .option("--kernels", "NAME", "force a kernel plugin (default: $GGUFLOW_KERNELS, else the best)");
+}
+
+StudyModel open_model(const Args& args, const char* command) {
+  if (!args.has("--model")) throw error(command, ": --model FILE is required");
+  plugins::SelectOptions kernel_options;
+  kernel_options.forced = args.get("--kernels");
+  const plugins::SelectedKernels& kernels = plugins::select_kernels(kernel_options);
+  return StudyModel::open(args.get("--model"), *kernels.table, static_cast<int>(args.get_int("--threads")));
+}
+
+std::string require(const Args& args, const char* option, const char* command) {
+  if (!args.has(option)) throw error(command, ": ", option, " is required");
+  return args.get(option);
+}
+
+int spectrum(int argc, char** argv) {
+  Args args("kv spectrum --model M --text FILE [--ctx N] [--json] [--svg FILE]",
+            "Runs the model over the text and reports, per layer (or KV head) and for K and V, the "
+            "cumulative energy of the top r principal directions of the cached vectors.");
+  add_common(args);
+  args.option("--text", "FILE", "UTF-8 text to run the model over")
+      .option("--ctx", "N", "tokens per run (the cache restarts every N tokens; 0: all)", "0")
+      .option("--granularity", "layer|head", "one basis per layer or per KV head", "layer")
+      .option("--svg", "FILE", "draw the energy curves (K and V panels, one line per layer)")
+      .flag("--json", "JSON instead of a table");
+  if (!args.parse(argc, argv)) return 0;
+  const StudyModel m = open_model(args, "kv spectrum");
+  const auto tokens = tokenize_text_file(m, require(args, "--text", "kv spectrum"));
+  const KvAnalysis a = analyse(collect_kv(m, tokens, args.get_int("--ctx"), parse_granularity(args.get("--granularity"))));
+  if (args.has("--json")) print_spectrum_json(a, base_name(m.path), stdout);
+  else print_spectrum_text(a, base_name(m.path), stdout);
+  if (args.has("--svg")) write_spectrum_svg(a, base_name(m.path), args.get("--svg"));
+  return 0;
+}
+
+int calibrate(int argc, char** argv) {
+  Args args("kv calibrate --model M --text FILE (--energy T | --rank R) -o M.kvproj.gguf",
+            "Picks per layer (or head) the smallest rank reaching an energy threshold, for K and V "
+            "separately (or one uniform rank), and writes bases, means and ranks as a GGUF side file.");
+  add_common(args);
+  args.option("--text", "FILE", "calibration text (UTF-8)")
+      .option("--ctx", "N", "tokens per run (the cache restarts every N tokens; 0: all)", "0")
+      .option("--energy", "T", "energy threshold in (0, 1]")
+      .option("--rank", "R", "one uniform rank instead of a threshold")
+      .option("--granularity", "layer|head", "one basis per layer or per KV head", "layer")
+      .option("--max-rank", "R", "cap on any rank (0: none)", "0")
+      .option("-o,--output", "FILE", "the projection file to write");
+  if (!args.parse(argc, argv)) return 0;
+  CalibrateOptions o;
+  if (args.has("--energy")) o.energy = args.get_double("--energy");
+  if (args.has("--rank")) o.rank = args.get_int("--rank");
+  o.max_rank = args.get_int("--max-rank");
+  if (args.has("--energy") && !(o.energy > 0.0 && o.energy <= 1.0))
+    throw error("--energy: expected a threshold in (0, 1], found ", args.get("--energy"));
+  const std::string output = require(args, "--output", "kv calibrate");
+  const std::string text = require(args, "--text", "kv calibrate");
+  o.text_name = base_name(text);
+  const StudyModel m = open_model(args, "kv calibrate");
+  const auto tokens = tokenize_text_file(m, text);
+  const KvAnalysis a = analyse(collect_kv(m, tokens, args.get_int("--ctx"), parse_granularity(args.get("--granularity"))));
+  const KvProjection p = make_projection(a, o, m);
+  write_kv_projection(p, output);
+  std::printf("calibrated on %s: %lld tokens\n", o.text_name.c_str(), static_cast<long long>(a.tokens));
+  print_schedule(p, stdout);
+  std::printf("wrote %s\n", output.c_str());
+  return 0;
+}
+
+int eval(int argc, char** argv) {
+  Args args("kv eval --model M (--kv-proj P.gguf | --sweep T1,T2,... --calib-text FILE) --text FILE",
+            "Compares the full cache, a projected cache and a zeroed-cache control on the same tokens "
+            "(text not used for calibration): KL from the full cache, top-1 agreement, perplexity, "
+            "relative L2 of the logits, KV bytes per token.");
+  add_common(args);
+  args.option("--kv-proj", "FILE", "projection written by 'gguflow kv calibrate'")
+      .option("--text", "FILE", "evaluation text (UTF-8)")
+      .option("--sweep", "T,...", "calibrate at these energy thresholds and evaluate each")
+      .option("--calib-text", "FILE", "calibration text for --sweep")
+      .option("--ctx", "N", "--sweep: calibration tokens per run (0: all)", "0")
+      .option("--granularity", "layer|head", "--sweep: one basis per layer or per KV head", "layer")
+      .option("--max-rank", "R", "--sweep: cap on any rank (0: none)", "0")
+      .option("--work-dir", "DIR", "--sweep: where the projection files go", "kv-sweep")
+      .option("--svg", "FILE", "--sweep: plot error vs KV bytes per token")
+      .flag("--json", "JSON instead of a table");
+  if (!args.parse(argc, argv)) return 0;
+  const std::string text = require(args, "--text", "kv eval");
+  if (args.has("--sweep")) {
+    const std::vector<double> thresholds = parse_thresholds(args.get("--sweep"));
+    const std::string calib = require(args, "--calib-text", "kv eval --sweep");
+    const StudyModel m = open_model(args, "kv eval");
+    const auto calib_tokens = tokenize_text_file(m, calib);
+    const auto eval_tokens = tokenize_text_file(m, text);
+    const KvAnalysis a =
+        analyse(collect_kv(m, calib_tokens, args.get_int("--ctx"), parse_granularity(args.get("--granularity"))));
+    const SweepResult r = run_sweep(m, a, base_name(calib), eval_tokens, thresholds, args.get_int("--max-rank"),
+                                    args.get("--work-dir"));
+    if (args.has("--json")) print_sweep_json(r, stdout);
+    else print_sweep_text(r, stdout);
+    if (args.has("--svg")) write_sweep_svg(r, args.get("--svg"));
+    return 0;
+  }
+  const std::string proj = require(args, "--kv-proj", "kv eval");
+  const StudyModel m = open_model(args, "kv eval");
+  const auto tokens = tokenize_text_file(m, text);
+  const EvalResult r = evaluate(m, proj, tokens);
+  if (args.has("--json")) print_eval_json(r, stdout);
+  else print_eval_text(r, stdout);
+  return 0;
+}
+
+}  // namespace
+
+int run_kv(int argc, char** argv) {
+  static constexpr const char* kUsage =
+      "usage: gguflow kv spectrum|calibrate|eval [options]   (--help after one for its options)\n"
+      "  spectrum   cumulative energy of the cached keys/values' principal directions\n"
+      "  calibrate  per-layer ranks for an energy threshold -> a .kvproj.gguf side file\n"
+      "  eval       full vs projected vs zeroed cache: KL, top-1, perplexity, bytes per token\n";
+  if (argc < 1 || !std::strcmp(argv[0], "--help") || !std::strcmp(argv[0], "-h")) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  const std::string sub = argv[0];
+  if (sub == "spectrum") return spectrum(argc - 1, argv + 1);
+  if (sub == "calibrate") return calibrate(argc - 1, argv + 1);
+  if (sub == "eval") return eval(argc - 1, argv + 1);
+  throw error("kv: expected a subcommand spectrum, calibrate or eval, found '", sub, "'");
+}
+
+}  // namespace gguflow::cli

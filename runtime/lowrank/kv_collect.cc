@@ -1,0 +1,92 @@
+#include "runtime/lowrank/kv_collect.h"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "runtime/core/error.h"
+#include "runtime/exec/kv_cache_layout.h"
+#include "runtime/exec/session.h"
+#include "runtime/gguf/model_hparams.h"
+#include "runtime/graph/load.h"
+#include "runtime/tokenizer/tokenizer.h"
+
+namespace gguflow::lowrank {
+
+StudyModel StudyModel::open(const std::string& path, const GgufflowKernels& kernels, int n_threads) {
+  StudyModel m;
+  m.path = path;
+  m.file = GgufFile::open(path);
+  m.kernels = &kernels;
+  m.n_threads = n_threads;
+  const ModelHparams h = read_model_hparams(*m.file);
+  m.n_layer = h.n_layer;
+  m.n_head_kv = h.n_head_kv;
+  m.head_dim = h.head_dim;
+  if (const GgufValue* n = m.file->find("general.name")) m.name = std::string(n->as_string("general.name"));
+  return m;
+}
+
+std::vector<int32_t> tokenize_text_file(const StudyModel& m, const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw error(path, ": cannot open the text file");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const std::string text = buffer.str();
+  if (text.empty()) throw error(path, ": the text file is empty: expected text to run the model over");
+  const Tokenizer tok = Tokenizer::from_gguf(*m.file);
+  const auto ids = tok.encode(text);
+  return std::vector<int32_t>(ids.begin(), ids.end());
+}
+
+int64_t min_samples_for(int64_t dim) { return 2 * dim; }
+
+KvSamples collect_kv(const StudyModel& m, std::span<const int32_t> tokens, int64_t ctx,
+                     Granularity granularity) {
+  if (tokens.empty()) throw error("no tokens to collect keys and values from");
+  if (ctx < 0) throw error("--ctx must be positive, found ", ctx);
+  const int64_t n = static_cast<int64_t>(tokens.size());
+  const int64_t chunk = ctx > 0 ? std::min(ctx, n) : n;
+
+  auto g = std::make_shared<const graph::Graph>(
+      graph::load_graph(graph::find_shipped_graph("decode.yaml"), m.file));
+  exec::SessionOptions options;
+  options.n_threads = m.n_threads;
+  options.n_ctx = chunk;
+  exec::Session session(g, *m.kernels, options);
+
+  KvSamples s;
+  s.granularity = granularity;
+  s.n_layer = m.n_layer;
+  s.groups = granularity == Granularity::kHead ? m.n_head_kv : 1;
+  const int64_t row = m.n_head_kv * m.head_dim;
+  s.group_dim = row / s.groups;
+  for (int64_t i = 0; i < s.n_layer * s.groups; ++i) {
+    s.k.emplace_back(s.group_dim);
+    s.v.emplace_back(s.group_dim);
+  }
+  std::vector<int> state(static_cast<size_t>(s.n_layer));
+  for (int64_t l = 0; l < s.n_layer; ++l) {
+    state[l] = g->find_state("kv." + std::to_string(l));
+    if (state[l] < 0) throw error("graph decode.yaml has no cache 'kv.", l, "' for layer ", l);
+    const exec::KvRowWidths w = exec::kv_row_widths(*g, state[l]);
+    GGUFLOW_CHECK(w.k == row && w.v == row);
+  }
+
+  for (int64_t begin = 0; begin < n; begin += chunk) {
+    const int64_t len = std::min(chunk, n - begin);
+    session.reset();
+    session.prefill(tokens.subspan(static_cast<size_t>(begin), static_cast<size_t>(len)));
+    for (int64_t l = 0; l < s.n_layer; ++l) {
+      const ops::KvCacheView& c = session.kv_caches()[static_cast<size_t>(state[l])];
+      for (int64_t gi = 0; gi < s.groups; ++gi) {
+        s.k[l * s.groups + gi].add(c.k + gi * s.group_dim, len, row);  // rows [len][row], slot = position
+        s.v[l * s.groups + gi].add(c.v + gi * s.group_dim, len, row);
+      }
+    }
+  }
+  s.tokens = n;
+  return s;
+}
+
+}  // namespace gguflow::lowrank

@@ -1,0 +1,53 @@
+// Collecting cached keys and values: a model run over text through graphs/decode.yaml, each
+// layer's KV cache (post-rope keys, as attention sees them, and values) read back after every
+// prefill chunk and accumulated per layer (or per KV head) into PCA statistics.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "plugins/abi/kernel_abi.h"
+#include "runtime/gguf/gguf_file.h"
+#include "runtime/lowrank/kv_projection.h"
+#include "runtime/lowrank/pca.h"
+
+namespace gguflow::lowrank {
+
+// A model opened for a study, with the kernels and threads to run it.
+struct StudyModel {
+  std::string path;
+  std::shared_ptr<const GgufFile> file;
+  const GgufflowKernels* kernels = nullptr;
+  int n_threads = 0;  // 0: every core
+  int64_t n_layer = 0, n_head_kv = 0, head_dim = 0;
+  std::string name;  // general.name ("" when absent)
+
+  static StudyModel open(const std::string& path, const GgufflowKernels& kernels, int n_threads);
+};
+
+// Reads a UTF-8 text file and tokenizes it with the model's tokenizer (BOS as the model wants).
+// Throws naming the file when it cannot be read or is empty.
+std::vector<int32_t> tokenize_text_file(const StudyModel& m, const std::string& path);
+
+// Per layer (and group: the layer, or each KV head), statistics of K and of V.
+struct KvSamples {
+  Granularity granularity = Granularity::kLayer;
+  int64_t n_layer = 0, groups = 0, group_dim = 0;
+  int64_t tokens = 0;                   // vectors seen per group
+  std::vector<CovarianceAccumulator> k;  // [n_layer * groups], index layer * groups + group
+  std::vector<CovarianceAccumulator> v;
+};
+
+// Runs `tokens` in chunks of `ctx` tokens (0: all at once; the cache restarts per chunk) and
+// accumulates every cached key/value row.
+KvSamples collect_kv(const StudyModel& m, std::span<const int32_t> tokens, int64_t ctx,
+                     Granularity granularity);
+
+// The minimum vectors per group PCA accepts: twice the dimension, so the covariance is
+// estimated from more samples than it has degrees of freedom per row.
+int64_t min_samples_for(int64_t dim);
+
+}  // namespace gguflow::lowrank

@@ -1,0 +1,148 @@
+#include "runtime/lowrank/kv_eval.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "runtime/core/error.h"
+#include "runtime/exec/kv_cache_layout.h"
+#include "runtime/exec/session.h"
+#include "runtime/graph/load.h"
+
+namespace gguflow::lowrank {
+namespace {
+
+CacheRun run_graph(const StudyModel& m, const std::string& graph_file,
+                   std::vector<std::shared_ptr<const GgufFile>> weight_files, std::span<const int32_t> tokens) {
+  graph::LoadOptions load;
+  load.weight_files = std::move(weight_files);
+  auto g = std::make_shared<const graph::Graph>(
+      graph::load_graph(graph::find_shipped_graph(graph_file), m.file, load));
+  exec::SessionOptions options;
+  options.n_threads = m.n_threads;
+  options.n_ctx = static_cast<int64_t>(tokens.size());
+  exec::Session session(g, *m.kernels, options);
+  CacheRun run;
+  session.prefill(tokens, &run.logits);
+  run.n_vocab = session.output_width();
+  run.kv_bytes_per_token = static_cast<double>(session.kv_cache_bytes()) / static_cast<double>(session.n_ctx());
+  return run;
+}
+
+// log-softmax of one row in double.
+void log_softmax(const float* x, int64_t n, std::vector<double>* out) {
+  out->resize(static_cast<size_t>(n));
+  const double mx = *std::max_element(x, x + n);
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i) sum += std::exp(static_cast<double>(x[i]) - mx);
+  const double lse = mx + std::log(sum);
+  for (int64_t i = 0; i < n; ++i) (*out)[i] = static_cast<double>(x[i]) - lse;
+}
+
+void print_metrics_json(const char* name, const CacheMetrics& m, bool last, FILE* out) {
+  std::fprintf(out,
+               "  \"%s\": {\"kld_mean\": %.9g, \"top1_agreement\": %.6f, \"perplexity\": %.6f, "
+               "\"logit_rel_l2\": %.9g, \"kv_bytes_per_token\": %.1f}%s\n",
+               name, m.kld_mean, m.top1_agreement, m.perplexity, m.logit_rel_l2, m.kv_bytes_per_token,
+               last ? "" : ",");
+}
+
+}  // namespace
+
+CacheRun run_full(const StudyModel& m, std::span<const int32_t> tokens) {
+  return run_graph(m, "decode.yaml", {}, tokens);
+}
+
+CacheRun run_projected(const StudyModel& m, const std::string& projection_path, std::span<const int32_t> tokens) {
+  auto file = GgufFile::open(projection_path);
+  check_projection_matches_model(read_kv_projection(*file), projection_path, *m.file);
+  return run_graph(m, "decode-lowrank-kv.yaml", {file}, tokens);
+}
+
+CacheRun run_zero(const StudyModel& m, std::span<const int32_t> tokens) {
+  auto g = std::make_shared<const graph::Graph>(
+      graph::load_graph(graph::find_shipped_graph("decode.yaml"), m.file));
+  exec::SessionOptions options;
+  options.n_threads = m.n_threads;
+  options.n_ctx = static_cast<int64_t>(tokens.size());
+  exec::Session session(g, *m.kernels, options);
+  CacheRun run;
+  run.n_vocab = session.output_width();
+  for (int32_t t : tokens) {
+    for (size_t s = 0; s < g->states.size(); ++s) {  // forget every earlier token
+      const ops::KvCacheView& c = session.kv_caches()[s];
+      const exec::KvRowWidths w = exec::kv_row_widths(*g, static_cast<int>(s));
+      std::memset(c.k, 0, sizeof(float) * static_cast<size_t>(c.n_ctx * w.k));
+      std::memset(c.v, 0, sizeof(float) * static_cast<size_t>(c.n_ctx * w.v));
+    }
+    const std::span<const float> logits = session.decode(t);
+    run.logits.insert(run.logits.end(), logits.begin(), logits.end());
+  }
+  run.kv_bytes_per_token = 0;  // it keeps nothing of the past
+  return run;
+}
+
+CacheMetrics compare(const CacheRun& full, const CacheRun& run, std::span<const int32_t> tokens) {
+  const int64_t T = static_cast<int64_t>(tokens.size()), V = full.n_vocab;
+  GGUFLOW_CHECK(run.n_vocab == V && static_cast<int64_t>(full.logits.size()) == T * V &&
+                static_cast<int64_t>(run.logits.size()) == T * V);
+  if (T < 2) throw error("kv eval: expected at least 2 tokens of text (positions predict the next token), found ", T);
+  CacheMetrics m;
+  m.kv_bytes_per_token = run.kv_bytes_per_token;
+  double kl = 0, nll = 0, diff2 = 0, ref2 = 0;
+  int64_t agree = 0;
+  std::vector<double> lp, lq;
+  for (int64_t t = 0; t + 1 < T; ++t) {
+    const float* p = full.logits.data() + t * V;
+    const float* q = run.logits.data() + t * V;
+    log_softmax(p, V, &lp);
+    log_softmax(q, V, &lq);
+    for (int64_t i = 0; i < V; ++i) {
+      kl += std::exp(lp[i]) * (lp[i] - lq[i]);
+      const double d = static_cast<double>(q[i]) - p[i];
+      diff2 += d * d;
+      ref2 += static_cast<double>(p[i]) * p[i];
+    }
+    agree += std::max_element(p, p + V) - p == std::max_element(q, q + V) - q;
+    nll -= lq[tokens[t + 1]];
+  }
+  const double n = static_cast<double>(T - 1);
+  m.kld_mean = std::max(0.0, kl / n);
+  m.top1_agreement = static_cast<double>(agree) / n;
+  m.perplexity = std::exp(nll / n);
+  m.logit_rel_l2 = ref2 > 0 ? std::sqrt(diff2 / ref2) : 0.0;
+  return m;
+}
+
+EvalResult evaluate(const StudyModel& m, const std::string& projection_path, std::span<const int32_t> tokens) {
+  const CacheRun projected = run_projected(m, projection_path, tokens);  // checks the file first
+  const CacheRun full = run_full(m, tokens);
+  const CacheRun zero = run_zero(m, tokens);
+  EvalResult r;
+  r.tokens = static_cast<int64_t>(tokens.size());
+  r.full = compare(full, full, tokens);
+  r.projected = compare(full, projected, tokens);
+  r.zero = compare(full, zero, tokens);
+  return r;
+}
+
+void print_eval_text(const EvalResult& r, FILE* out) {
+  std::fprintf(out, "%lld tokens (%lld predictions)\n", static_cast<long long>(r.tokens),
+               static_cast<long long>(r.tokens - 1));
+  std::fprintf(out, "cache        KL(full||x)   top-1   perplexity   logit rel L2   KV bytes/token\n");
+  const std::pair<const char*, const CacheMetrics*> rows[] = {
+      {"full", &r.full}, {"projected", &r.projected}, {"zero", &r.zero}};
+  for (const auto& [name, m] : rows)
+    std::fprintf(out, "%-10s  %12.6f  %6.4f  %11.4f  %13.6g  %15.1f\n", name, m->kld_mean, m->top1_agreement,
+                 m->perplexity, m->logit_rel_l2, m->kv_bytes_per_token);
+}
+
+void print_eval_json(const EvalResult& r, FILE* out) {
+  std::fprintf(out, "{\n  \"tokens\": %lld,\n", static_cast<long long>(r.tokens));
+  print_metrics_json("full", r.full, false, out);
+  print_metrics_json("projected", r.projected, false, out);
+  print_metrics_json("zero", r.zero, true, out);
+  std::fprintf(out, "}\n");
+}
+
+}  // namespace gguflow::lowrank

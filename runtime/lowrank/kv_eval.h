@@ -1,0 +1,55 @@
+// `gguflow kv eval`: the same tokens through three caches, compared with the full cache's
+// next-token distributions:
+//   full       graphs/decode.yaml, the reference (KL 0, top-1 1, relative L2 0)
+//   projected  graphs/decode-lowrank-kv.yaml with a .kvproj.gguf side file
+//   zero       decode.yaml one token at a time with the cache cleared before every step: each
+//              token sees only itself. A control: a decode that did not read its cache would
+//              score as well as the full one here.
+// Positions 0..T-2 predict tokens 1..T-1; KL, top-1 and the relative L2 are over those rows.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "runtime/lowrank/kv_collect.h"
+
+namespace gguflow::lowrank {
+
+struct CacheMetrics {
+  double kld_mean = 0;        // mean over positions of KL(p_full || p_cache), nats
+  double top1_agreement = 0;  // fraction of positions whose argmax equals the full cache's
+  double perplexity = 0;      // exp(mean -log p_cache(next token))
+  double logit_rel_l2 = 0;    // ||L_cache - L_full|| / ||L_full|| over all compared logits
+  double kv_bytes_per_token = 0;  // bytes the session allocated for KV / context slots (0: zero)
+};
+
+// Logits [T][n_vocab] of one cache over the tokens, and its allocated KV bytes per token.
+struct CacheRun {
+  std::vector<float> logits;
+  int64_t n_vocab = 0;
+  double kv_bytes_per_token = 0;
+};
+
+CacheRun run_full(const StudyModel& m, std::span<const int32_t> tokens);
+CacheRun run_projected(const StudyModel& m, const std::string& projection_path, std::span<const int32_t> tokens);
+CacheRun run_zero(const StudyModel& m, std::span<const int32_t> tokens);
+
+// Metrics of `run` against `full` (same tokens).
+CacheMetrics compare(const CacheRun& full, const CacheRun& run, std::span<const int32_t> tokens);
+
+struct EvalResult {
+  CacheMetrics full, projected, zero;
+  int64_t tokens = 0;
+};
+// Opens the projection, checks it fits the model (clear error otherwise), runs the three caches.
+EvalResult evaluate(const StudyModel& m, const std::string& projection_path, std::span<const int32_t> tokens);
+
+void print_eval_text(const EvalResult& r, FILE* out);
+// {"tokens": T, "full": {...}, "projected": {...}, "zero": {...}} with keys kld_mean,
+// top1_agreement, perplexity, logit_rel_l2, kv_bytes_per_token.
+void print_eval_json(const EvalResult& r, FILE* out);
+
+}  // namespace gguflow::lowrank
