@@ -10,6 +10,7 @@
 #include "runtime/cli/args.h"
 #include "runtime/cli/commands.h"
 #include "runtime/core/error.h"
+#include "runtime/lowrank/kv_projection.h"
 #include "runtime/exec/run_tokens.h"
 #include "runtime/exec/token_io.h"
 #include "runtime/graph/load.h"
@@ -17,6 +18,16 @@
 #include "runtime/runner/text_runner.h"
 
 namespace gguflow::cli {
+
+// --kv-proj FILE: checked against --model (name, layers, heads) before the graph binds it.
+static std::vector<std::string> kv_projection_files(const Args& args) {
+  if (!args.has("--kv-proj")) return {};
+  const std::string path = args.get("--kv-proj");
+  if (args.has("--model"))
+    lowrank::check_projection_matches_model(lowrank::read_kv_projection(path), path,
+                                            *GgufFile::open(args.get("--model")));
+  return {path};
+}
 namespace {
 
 std::optional<float> float_option(const Args& args, const char* name) {
@@ -39,6 +50,7 @@ int run_token_ids(const Args& args, const std::string& graph_path) {
   if (!args.has("--model")) throw error("run --tokens: --model FILE is required");
   request.model_path = args.get("--model");
   request.set = graph::parse_set_options(args.all("--set"));
+  request.weight_files = kv_projection_files(args);
   request.tokens = exec::parse_token_ids(args.get("--tokens"));
   request.dump_logits = args.get("--dump-logits");
   request.greedy_steps = args.get_int("--greedy");
@@ -86,6 +98,7 @@ int run_run(int argc, char** argv) {
       .option("--ctx", "N", "context length: KV cache slots (default: min(model, 4096))", "0")
       .option("--kernels", "NAME", "force a kernel plugin (default: $GGUFLOW_KERNELS, else the best)")
       .option("--set", "NAME=VALUE", "override a graph parameter (repeatable)")
+      .option("--kv-proj", "FILE", "low-rank KV bases for graphs/decode-lowrank-kv.yaml ('gguflow kv calibrate')")
       .flag("--verbose", "print the model, graph, plugin and sampler to stderr")
       .option("--tokens", "IDS", "token-id mode: comma-separated ids, e.g. 1,403,407")
       .option("--dump-logits", "FILE", "--tokens: write f32 [n_tokens][n_vocab] here")
@@ -100,6 +113,7 @@ int run_run(int argc, char** argv) {
   request.graph_path = graph_path;
   request.model_path = args.get("--model");
   request.set = graph::parse_set_options(args.all("--set"));
+  request.weight_files = kv_projection_files(args);
   request.session.n_threads = static_cast<int>(args.get_int("--threads"));
   request.session.n_ctx = args.get_int("--ctx");
   request.kernels = args.get("--kernels");

@@ -21,6 +21,7 @@ void run_tokens(const RunTokensRequest& request, const GgufflowKernels& kernels,
   auto model = GgufFile::open(request.model_path);
   graph::LoadOptions load_options;
   load_options.set = request.set;
+  for (const std::string& f : request.weight_files) load_options.weight_files.push_back(GgufFile::open(f));
   auto g = std::make_shared<const graph::Graph>(
       graph::load_graph(request.graph_path, model, load_options));
   Session session(g, kernels, request.session);

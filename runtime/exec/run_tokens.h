@@ -18,6 +18,7 @@ struct RunTokensRequest {
   std::string graph_path;                                  // GRAPH.yaml
   std::string model_path;                                  // --model
   std::vector<std::pair<std::string, std::string>> set;    // --set name=value
+  std::vector<std::string> weight_files;                   // --kv-proj: more weights (side files)
   std::vector<int32_t> tokens;                             // --tokens
   std::string dump_logits;                                 // --dump-logits FILE ("" = none)
   int64_t greedy_steps = 0;                                // --greedy N

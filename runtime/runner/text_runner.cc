@@ -74,6 +74,7 @@ Loaded load(const TextRunRequest& request, FILE* log) {
       request.graph_path.empty() ? graph::find_shipped_graph("decode.yaml") : request.graph_path;
   graph::LoadOptions load_options;
   load_options.set = request.set;
+  for (const std::string& f : request.weight_files) load_options.weight_files.push_back(GgufFile::open(f));
   l.graph = std::make_shared<const graph::Graph>(
       graph::load_graph(l.graph_path, l.file, load_options));
 

@@ -19,6 +19,7 @@ struct TextRunRequest {
   std::string graph_path;                                // "" -> the shipped graphs/decode.yaml
   std::string model_path;                                // --model; "" -> the default search
   std::vector<std::pair<std::string, std::string>> set;  // --set name=value
+  std::vector<std::string> weight_files;                 // --kv-proj: more weights (side files)
   exec::SessionOptions session;                          // --threads, --ctx
   std::string kernels;                                   // --kernels; "" -> $GGUFLOW_KERNELS/best
   SamplerOverrides sampling;                             // --temp, --top-k, ...
