@@ -25,7 +25,10 @@ TEST(TokenizeCli, IdsOnlyMatchesTheLibraryAndAddsBos) {
       << err;
   const auto ids = test::shared_tokenizer("models/stories260K.gguf").encode("Once upon a time");
   std::string expected;
-  for (size_t i = 0; i < ids.size(); ++i) expected += (i ? " " : "") + std::to_string(ids[i]);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (i) expected += ' ';
+    expected += std::to_string(ids[i]);
+  }
   EXPECT_EQ(out, expected + "\n");
   EXPECT_EQ(out.rfind("1 ", 0), 0u) << "BOS first";
 

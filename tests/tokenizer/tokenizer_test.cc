@@ -198,7 +198,11 @@ namespace {
 
 std::string joined(const std::vector<std::string_view>& words) {
   std::string out;
-  for (std::string_view w : words) out += "[" + std::string(w) + "]";
+  for (std::string_view w : words) {
+    out += '[';
+    out += w;
+    out += ']';
+  }
   return out;
 }
 
