@@ -1,6 +1,7 @@
 #include "runtime/runner/run_report.h"
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "runtime/core/json_writer.h"
 
@@ -24,6 +25,17 @@ Totals totals(const RunReport& report) {
 }
 
 double per_second(int64_t count, double seconds) { return seconds > 0 ? count / seconds : 0.0; }
+
+// A float setting as the shortest decimal that reads back as the same float (0.8, not
+// 0.800000012, the exact value of the float widened to double).
+double decimal(float value) {
+  char text[32];
+  for (int digits = 6; digits <= 9; ++digits) {
+    std::snprintf(text, sizeof text, "%.*g", digits, static_cast<double>(value));
+    if (std::strtof(text, nullptr) == value) break;
+  }
+  return std::strtod(text, nullptr);
+}
 
 void write_ids(JsonWriter& json, const std::vector<TokenId>& ids) {
   json.begin_array();
@@ -67,11 +79,11 @@ std::string report_json(const RunReport& report) {
 
   const sampling::SamplerConfig& s = report.sampler;
   json.key("sampler").begin_object();
-  json.key("temperature").value(static_cast<double>(s.temperature));
+  json.key("temperature").value(decimal(s.temperature));
   json.key("top_k").value(s.top_k);
-  json.key("top_p").value(static_cast<double>(s.top_p));
-  json.key("min_p").value(static_cast<double>(s.min_p));
-  json.key("repeat_penalty").value(static_cast<double>(s.repeat_penalty));
+  json.key("top_p").value(decimal(s.top_p));
+  json.key("min_p").value(decimal(s.min_p));
+  json.key("repeat_penalty").value(decimal(s.repeat_penalty));
   json.key("repeat_last_n").value(s.repeat_last_n);
   json.key("seed").value(s.seed);
   json.end_object();
