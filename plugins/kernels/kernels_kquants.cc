@@ -265,6 +265,7 @@ struct KQuantKernel {
       const float d = HalfToFloat(w[b].d);
       __m256i isum[NA];
       for (int i = 0; i < NA; ++i) isum[i] = _mm256_setzero_si256();
+#pragma GCC unroll 8
       for (int c = 0; c < 8; ++c) {
         const __m256i q = Fmt::Chunk(w[b], c);
         const __m256i scale = _mm256_cvtepi8_epi16(
