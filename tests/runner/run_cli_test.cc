@@ -132,6 +132,22 @@ TEST(RunCli, EmptyPromptStartsFromBosAlone) {
   EXPECT_EQ(doc["text"].string, "Once upon a");
 }
 
+TEST(RunCli, GenerationStopsAtEndOfGeneration) {
+  GGUFLOW_REQUIRE_DATA(kQwenChat);
+  // Random weights make every token about equally likely, so <|endoftext|> (2045) or
+  // <|im_end|> (2047) comes up within a few hundred tokens (with seed 2: after 545).
+  const Result r = run({"--model", data_path(kQwenChat).string(), "--prompt", "hello", "-n",
+                        "1000", "--seed", "2", "--temp", "1", "--top-k", "0", "--top-p", "1",
+                        "--min-p", "0", "--json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const JsonValue doc = parse_json(r.out);
+  EXPECT_EQ(doc["stop"].string, "eos");
+  const std::vector<int> ids = doc["ids"].ints();
+  EXPECT_LT(ids.size(), 1000u);
+  EXPECT_EQ(std::count(ids.begin(), ids.end(), 2045), 0);  // the stop token is not emitted
+  EXPECT_EQ(std::count(ids.begin(), ids.end(), 2047), 0);
+}
+
 TEST(RunCli, PromptLongerThanContextIsOneLineError) {
   GGUFLOW_REQUIRE_DATA(kStories);
   const Result r = run({"--model", stories(), "--prompt", kPrompt1, "--ctx", "8", "-n", "4"});
