@@ -104,18 +104,30 @@ static inline __m256i DotU8I8(__m256i u, __m256i s) {
 }
 #endif
 
-// Portable int8 dot product of `n` elements (n a multiple of 16) with Highway, exact in int32.
+// Portable int8 dot product of `n` elements with Highway, exact in int32: both operands are
+// widened to i16 and multiplied pairwise into i32 lanes (Highway 1.0.3 has no i8 multiply-add).
 static inline int32_t DotI8Portable(const int8_t* a, const int8_t* b, int n) {
+#if HWY_TARGET == HWY_SCALAR
+  // One lane: Highway's scalar target has no i16 pairs; plain int32 products.
+  int32_t sum = 0;
+  for (int i = 0; i < n; ++i) sum += int32_t{a[i]} * int32_t{b[i]};
+  return sum;
+#else
   const hn::ScalableTag<int32_t> d32;
-  const hn::Rebind<int8_t, decltype(d32)> d8;
-  const size_t lanes = hn::Lanes(d32);
-  auto sum = hn::Zero(d32);
-  for (int i = 0; i < n; i += static_cast<int>(lanes)) {
-    const auto va = hn::PromoteTo(d32, hn::LoadU(d8, a + i));
-    const auto vb = hn::PromoteTo(d32, hn::LoadU(d8, b + i));
-    sum = hn::Add(sum, hn::Mul(va, vb));
+  const hn::Repartition<int16_t, decltype(d32)> d16;
+  const hn::Rebind<int8_t, decltype(d16)> d8;
+  const int lanes = static_cast<int>(hn::Lanes(d16));
+  auto sum0 = hn::Zero(d32), sum1 = hn::Zero(d32);
+  int i = 0;
+  for (; i + lanes <= n; i += lanes) {
+    const auto va = hn::PromoteTo(d16, hn::LoadU(d8, a + i));
+    const auto vb = hn::PromoteTo(d16, hn::LoadU(d8, b + i));
+    sum0 = hn::ReorderWidenMulAccumulate(d32, va, vb, sum0, sum1);
   }
-  return hn::GetLane(hn::SumOfLanes(d32, sum));
+  int32_t sum = hn::GetLane(hn::SumOfLanes(d32, hn::Add(sum0, sum1)));
+  for (; i < n; ++i) sum += int32_t{a[i]} * int32_t{b[i]};
+  return sum;
+#endif
 }
 
 // ---- entry points of the per-family translation units ----------------------------------------
