@@ -21,6 +21,8 @@ std::span<const Command> commands() {
       Command{"run", "generate text from a prompt (or chat); --tokens: evaluate ids, dump logits", run_run},
       Command{"embed", "one vector per text (graphs/embed.yaml); JSONL/TSV/NPY, cosine similarity",
               run_embed},
+      Command{"bench", "measure prefill/decode tokens/s, peak RSS and the bandwidth roofline",
+              run_bench},
       Command{"kv", "low-rank KV cache: spectrum, calibrate a projection, evaluate its error and memory",
               run_kv},
       Command{"kernels", "list the kernel plugins found, what this CPU supports and which is selected",

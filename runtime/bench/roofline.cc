@@ -1,0 +1,31 @@
+#include "runtime/bench/roofline.h"
+
+#include <map>
+#include <string>
+
+namespace gguflow::bench {
+
+uint64_t weight_bytes_per_token(const graph::Graph& g) {
+  // tensor name -> bytes read per token (a full tensor wins over an embedding row).
+  std::map<std::string, uint64_t> read;
+  for (const graph::Node& node : g.nodes) {
+    for (const auto& binding : node.weights) {
+      if (!binding || !binding->info) continue;
+      const uint64_t bytes = node.op == ops::OpId::kEmbed ? binding->info->row_bytes()
+                                                          : binding->info->n_bytes();
+      uint64_t& slot = read[binding->tensor];
+      if (bytes > slot) slot = bytes;
+    }
+  }
+  uint64_t total = 0;
+  for (const auto& [name, bytes] : read) total += bytes;
+  return total;
+}
+
+double roofline_fraction(double tokens_per_s, uint64_t bytes_per_token,
+                         double bandwidth_bytes_per_s) {
+  if (!(bandwidth_bytes_per_s > 0)) return 0;
+  return tokens_per_s * static_cast<double>(bytes_per_token) / bandwidth_bytes_per_s;
+}
+
+}  // namespace gguflow::bench
