@@ -91,8 +91,16 @@ std::string graph_dot(const Graph& g, const DotOptions& options) {
     if (options.collapse) {
       std::map<std::string, int> ops_count;
       for (size_t i : members) ++ops_count[g.nodes[i].schema->name];
-      std::string label = name + "\n" + std::to_string(members.size()) + " ops:";
-      for (const auto& [op, count] : ops_count) label += " " + std::to_string(count) + "×" + op;
+      std::string label = name;
+      label += "\n";
+      label += std::to_string(members.size());
+      label += " ops:";
+      for (const auto& [op, count] : ops_count) {
+        label += ' ';
+        label += std::to_string(count);
+        label += "×";
+        label += op;
+      }
       out << "  " << quoted("group:" + name) << " [shape=box3d, style=filled, fillcolor=\"#e8e8f8\", label="
           << quoted(label) << "];\n";
       continue;

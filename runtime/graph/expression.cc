@@ -30,6 +30,14 @@ bool parse_number(const std::string& text, AttrValue* out) {
 
 namespace {
 
+// 'text' (built by appending: GCC 12 warns falsely on "literal" + temporary, -Wrestrict).
+std::string quoted(std::string_view text) {
+  std::string s(1, '\'');
+  s.append(text);
+  s += '\'';
+  return s;
+}
+
 class Parser {
  public:
   Parser(const std::string& text, ExprScope& scope, const Location& where)
@@ -38,7 +46,7 @@ class Parser {
   ExprValue parse() {
     ExprValue v = fallback();
     skip_space();
-    if (pos_ != text_.size()) fail("an operator or the end", std::string("'") + text_.substr(pos_) + "'");
+    if (pos_ != text_.size()) fail("an operator or the end", quoted(std::string_view(text_).substr(pos_)));
     return v;
   }
 
@@ -59,7 +67,7 @@ class Parser {
   }
   std::string found_here() {
     skip_space();
-    return pos_ < text_.size() ? "'" + text_.substr(pos_, 1) + "'" : "the end";
+    return pos_ < text_.size() ? quoted(std::string_view(text_).substr(pos_, 1)) : "the end";
   }
 
   ExprValue fallback() {
@@ -84,7 +92,7 @@ class Parser {
     if (b.missing) return b;
     if (!is_number(a) || !is_number(b))
       fail(std::string("numbers on both sides of '") + op + "'",
-           "'" + ops::attr_to_string(a.value) + "' and '" + ops::attr_to_string(b.value) + "'");
+           quoted(ops::attr_to_string(a.value)) + " and " + quoted(ops::attr_to_string(b.value)));
     ExprValue r;
     if (std::holds_alternative<int64_t>(a.value) && std::holds_alternative<int64_t>(b.value)) {
       const int64_t x = std::get<int64_t>(a.value), y = std::get<int64_t>(b.value);
@@ -158,7 +166,7 @@ class Parser {
         ++end;
       const std::string number = text_.substr(pos_, end - pos_);
       ExprValue v;
-      if (!parse_number(number, &v.value)) fail("a number", "'" + number + "'");
+      if (!parse_number(number, &v.value)) fail("a number", quoted(number));
       pos_ = end;
       return v;
     }

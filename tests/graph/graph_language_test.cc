@@ -43,7 +43,9 @@ TEST(GraphLanguage, SsaVersionsFollowReassignment) {
   // Every node reads only tensors produced earlier in the list (topological order).
   for (size_t i = 0; i < g.nodes.size(); ++i)
     for (int t : g.nodes[i].inputs)
-      if (t >= 0) EXPECT_LT(g.tensors[static_cast<size_t>(t)].producer, static_cast<int>(i)) << g.nodes[i].name;
+      if (t >= 0) {
+        EXPECT_LT(g.tensors[static_cast<size_t>(t)].producer, static_cast<int>(i)) << g.nodes[i].name;
+      }
 }
 
 TEST(GraphLanguage, SingleAssignmentsMayBeListedInAnyOrder) {
