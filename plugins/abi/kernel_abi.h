@@ -68,7 +68,7 @@ typedef struct GgufflowKernels {
   void (*mul_f32)(const float* a, const float* b, float* y, int64_t n); /* y = a * b */
   /* y = x / sqrt(mean(x^2) + eps) * w (w may be NULL for no gain). */
   void (*rmsnorm_f32)(const float* x, const float* w, float* y, int64_t n, float eps);
-  /* x = softmax(x) in place; returns sum of exp before normalisation. */
+  /* x = softmax(x) in place; returns sum of exp(x - max(x)) before normalisation. */
   float (*softmax_f32)(float* x, int64_t n);
   /* Rotates pairs of x[0..n_rot) of one head by the angles whose cos/sin are given
    * (cos_sin[2i], cos_sin[2i+1] for pair i). neox != 0 pairs (i, i + n_rot/2), else (2i, 2i+1). */

@@ -20,7 +20,9 @@ std::string cpu_targets() {
   const int64_t supported = hwy::SupportedTargets();
   for (int bit = 0; bit < 63; ++bit) {
     const int64_t t = int64_t{1} << bit;
-    if (supported & t) out += (out.empty() ? "" : " ") + std::string(hwy::TargetName(t));
+    if (!(supported & t)) continue;
+    if (!out.empty()) out += ' ';
+    out += hwy::TargetName(t);
   }
   return out;
 }

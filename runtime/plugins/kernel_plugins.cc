@@ -36,7 +36,10 @@ Registry& registry() {
 
 std::string list_names(const std::vector<PluginCandidate>& candidates) {
   std::string names;
-  for (const auto& c : candidates) names += (names.empty() ? "" : ", ") + c.name;
+  for (const auto& c : candidates) {
+    if (!names.empty()) names += ", ";
+    names += c.name;
+  }
   return names;
 }
 
@@ -111,7 +114,10 @@ PluginCandidate choose_plugin(const std::vector<PluginCandidate>& candidates,
   if (candidates.empty()) {
     const auto dirs = options.search_dirs.empty() ? default_search_dirs() : options.search_dirs;
     std::string searched;
-    for (const auto& d : dirs) searched += (searched.empty() ? "" : ":") + d.string();
+    for (const auto& d : dirs) {
+      if (!searched.empty()) searched += ':';
+      searched += d.string();
+    }
     throw error("no kernel plugins (", kPluginPrefix, "*", kPluginSuffix, ") found in '",
                 searched, "'; set GGUFLOW_PLUGIN_PATH to the folder holding them");
   }

@@ -27,6 +27,20 @@ std::string check_elf_header(const std::filesystem::path& file) {
     return "not an ELF shared library (only " + std::to_string(size) + " bytes)";
   if (std::memcmp(header, "\x7f" "ELF", 4) != 0) return "not an ELF shared library (bad magic)";
   if (header[4] != 2 || header[5] != 1) return "not a 64-bit little-endian ELF file";
+  uint16_t type = 0, machine = 0;
+  std::memcpy(&type, header + 0x10, 2);
+  std::memcpy(&machine, header + 0x12, 2);
+  if (type != 3) return "an ELF file but not a shared library (e_type " + std::to_string(type) + ")";
+#if defined(__x86_64__)
+  constexpr uint16_t kHostMachine = 62;  // EM_X86_64
+#elif defined(__aarch64__)
+  constexpr uint16_t kHostMachine = 183;  // EM_AARCH64
+#else
+  constexpr uint16_t kHostMachine = 0;
+#endif
+  if (kHostMachine && machine != kHostMachine)
+    return "built for another processor architecture (ELF machine " + std::to_string(machine) +
+           ", this host " + std::to_string(kHostMachine) + ")";
   uint64_t shoff = 0;
   uint16_t shentsize = 0, shnum = 0, shstrndx = 0;
   std::memcpy(&shoff, header + 0x28, 8);
