@@ -91,11 +91,15 @@ Loaded load(const TextRunRequest& request, FILE* log) {
   kernel_options.forced = request.kernels;
   l.kernels = &plugins::select_kernels(kernel_options);
   l.session = std::make_unique<exec::Session>(l.graph, *l.kernels->table, request.session);
-  if (l.session->output_width() < static_cast<int64_t>(l.tokenizer->vocab_size()) / 2)
+  // Logits have one row per token id the model knows (its n_vocab param, else the tokenizer's
+  // size); an embedding graph's pooled vector, for one, is no thing to sample from.
+  const int64_t n_vocab = l.graph->model.n_vocab > 0
+                              ? l.graph->model.n_vocab
+                              : static_cast<int64_t>(l.tokenizer->vocab_size());
+  if (l.session->output_width() != n_vocab)
     throw error(l.graph_path, ": expected the graph's output '",
-                l.graph->tensors[l.graph->outputs.front()].name,
-                "' to be logits over the vocabulary (", l.tokenizer->vocab_size(),
-                " tokens), found ", l.session->output_width(), " values per token");
+                l.graph->tensors[l.graph->outputs.front()].name, "' to be logits [", n_vocab,
+                ", T] to sample from, found ", l.session->output_width(), " values per token");
   return l;
 }
 

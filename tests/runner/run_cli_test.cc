@@ -294,6 +294,16 @@ TEST(RunCli, GraphSamplerSectionSetsDefaultsAndFlagsOverride) {
             std::string::npos) << error.err;
 }
 
+TEST(RunCli, AGraphWithoutLogitsIsNotSampled) {
+  GGUFLOW_REQUIRE_DATA(kStories);
+  // embed.yaml extends decode.yaml (inheriting its sampler section) but outputs an embedding.
+  const Result r = run({(source_dir() / "graphs" / "embed.yaml").string(), "--model", stories(),
+                        "--prompt", "hi", "-n", "2"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("sampler: input: expected one of the graph's outputs"), std::string::npos)
+      << r.err;
+}
+
 TEST(RunCli, TokensModeStillEvaluatesIds) {
   GGUFLOW_REQUIRE_DATA(kStories);
   const std::filesystem::path logits = temp_dir() / "logits.f32";
