@@ -92,7 +92,20 @@ BenchReport run_bench(const BenchConfig& config, const GgufflowKernels& kernels,
   report.scheduler =
       config.scheduler == exec::Scheduler::kFlowGraph ? "flow_graph" : "topological_loop";
 
-  // Bandwidth first, at 1 thread and every requested count; its buffer is freed before any
+  // The model and graph first (bad paths fail fast; the mapping is paged in lazily).
+  say("loading " + config.model_path);
+  const auto load_start = Clock::now();
+  auto model = GgufFile::open(config.model_path);
+  const std::string graph_path =
+      config.graph_path.empty() ? graph::find_shipped_graph("decode.yaml") : config.graph_path;
+  auto g = std::make_shared<const graph::Graph>(graph::load_graph(graph_path, model));
+  report.load_seconds = seconds_since(load_start);
+  report.graph_name = g->name;
+  report.model_file_bytes = model->file_bytes();
+  report.weight_bytes_per_token = weight_bytes_per_token(*g);
+  report.n_ctx = n_ctx;
+
+  // Then the bandwidth, at 1 thread and every requested count; its buffer is freed before any
   // peak-RSS reading that matters.
   std::set<int> bandwidth_threads(thread_counts.begin(), thread_counts.end());
   bandwidth_threads.insert(1);
@@ -110,17 +123,6 @@ BenchReport run_bench(const BenchConfig& config, const GgufflowKernels& kernels,
     return 0.0;
   };
 
-  say("loading " + config.model_path);
-  const auto load_start = Clock::now();
-  auto model = GgufFile::open(config.model_path);
-  const std::string graph_path =
-      config.graph_path.empty() ? graph::find_shipped_graph("decode.yaml") : config.graph_path;
-  auto g = std::make_shared<const graph::Graph>(graph::load_graph(graph_path, model));
-  report.load_seconds = seconds_since(load_start);
-  report.graph_name = g->name;
-  report.model_file_bytes = model->file_bytes();
-  report.weight_bytes_per_token = weight_bytes_per_token(*g);
-  report.n_ctx = n_ctx;
 
   // One session per (thread count, test), built after the previous one is gone and after the
   // high-water mark is reset, so each row's peak RSS is that of the mapped model plus exactly

@@ -26,6 +26,10 @@ struct NodeIo {
 struct StepView {
   std::byte* arena = nullptr;
   int64_t n_tokens = 0;  // T of this step
+  // Only the last token's row of the graph's output is wanted (a prompt whose caller keeps
+  // only the last logits): the node producing a per-token output computes that one row and
+  // writes it as row 0. Every other node still runs on all T rows (the KV cache needs them).
+  bool last_output_only = false;
 };
 
 using NodeFn = std::function<void(const StepView& step, const NodeIo& io)>;
@@ -33,6 +37,8 @@ using NodeFn = std::function<void(const StepView& step, const NodeIo& io)>;
 struct BoundNode {
   std::vector<size_t> scratch_bytes;  // sized for the largest step (max_tokens)
   NodeFn run;
+  // It produces the graph output and honours StepView::last_output_only.
+  bool writes_last_output_only = false;
 };
 
 // Shared resources and limits of one session.

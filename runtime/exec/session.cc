@@ -114,9 +114,9 @@ Session::Session(std::shared_ptr<const graph::Graph> graph, const GgufflowKernel
     }
   const BufferPlan plan = plan_buffers(predecessors_, requests);
   arena_bytes_ = plan.arena_bytes;
-  arena_storage_.resize(arena_bytes_ + 64);
-  const auto base = reinterpret_cast<uintptr_t>(arena_storage_.data());
-  arena_base_ = arena_storage_.data() + ((64 - base % 64) % 64);
+  arena_storage_.reset(new std::byte[arena_bytes_ + 64]);
+  const auto base = reinterpret_cast<uintptr_t>(arena_storage_.get());
+  arena_base_ = arena_storage_.get() + ((64 - base % 64) % 64);
 
   io_.resize(g.nodes.size());
   for (size_t n = 0; n < g.nodes.size(); ++n) {
@@ -131,19 +131,22 @@ Session::Session(std::shared_ptr<const graph::Graph> graph, const GgufflowKernel
     positions_offset_ = tokens_offset_;
   }
   output_offset_ = plan.offsets[g.outputs[0]];
+  const int output_producer = g.tensors[g.outputs[0]].producer;
+  last_output_only_supported_ =
+      output_per_token_ && output_producer >= 0 && nodes_[output_producer].writes_last_output_only;
   executor_ = make_executor(options.scheduler, arena_, nodes_, io_, predecessors_);
 }
 
 Session::~Session() = default;
 
-void Session::step(const int32_t* tokens, int64_t n) {
+void Session::step(const int32_t* tokens, int64_t n, bool last_output_only) {
   GGUFLOW_CHECK(n >= 1 && n <= max_batch_ && n_past_ + n <= n_ctx_);
   std::memcpy(arena_base_ + tokens_offset_, tokens, sizeof(int32_t) * n);
   if (positions_offset_ != tokens_offset_) {
     auto* pos = reinterpret_cast<int32_t*>(arena_base_ + positions_offset_);
     for (int64_t i = 0; i < n; ++i) pos[i] = static_cast<int32_t>(n_past_ + i);
   }
-  executor_->run(StepView{arena_base_, n});
+  executor_->run(StepView{arena_base_, n, last_output_only});
   n_past_ += n;
 }
 
@@ -165,8 +168,10 @@ std::span<const float> Session::prefill(std::span<const int32_t> tokens,
   const float* out = reinterpret_cast<const float*>(arena_base_ + output_offset_);
   for (int64_t done = 0; done < n;) {
     const int64_t chunk = std::min(max_batch_, n - done);
-    step(tokens.data() + done, chunk);
-    const int64_t rows = output_per_token_ ? chunk : 1;
+    // Without all_outputs only the last row is returned: let the lm-head compute just that.
+    const bool last_only = all_outputs == nullptr && last_output_only_supported_;
+    step(tokens.data() + done, chunk, last_only);
+    const int64_t rows = output_per_token_ && !last_only ? chunk : 1;
     if (all_outputs) all_outputs->insert(all_outputs->end(), out, out + rows * output_width_);
     done += chunk;
     if (done == n)

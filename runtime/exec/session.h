@@ -70,18 +70,22 @@ class Session {
   const std::vector<ops::KvCacheView>& kv_caches() const { return caches_; }
 
  private:
-  // Runs one graph step over tokens[0..n) at positions n_past_.. (n <= max_batch_).
-  void step(const int32_t* tokens, int64_t n);
+  // Runs one graph step over tokens[0..n) at positions n_past_.. (n <= max_batch_). With
+  // `last_output_only` the output producer may write just the last token's row (as row 0).
+  void step(const int32_t* tokens, int64_t n, bool last_output_only);
 
   std::shared_ptr<const graph::Graph> graph_;
   const GgufflowKernels& kernels_;
   int n_threads_ = 1;
   int64_t n_ctx_ = 0, max_batch_ = 0, n_vocab_ = 0, output_width_ = 0;
   bool output_per_token_ = true;
+  bool last_output_only_supported_ = false;  // the output's producer can compute one row
   int64_t n_past_ = 0;
 
   tbb::task_arena arena_;
-  std::vector<std::byte, std::allocator<std::byte>> arena_storage_;
+  // Default-initialized (never zero-filled): its pages become resident only when a step first
+  // writes them, so a decode step touches the one-token part of buffers sized for max_batch.
+  std::unique_ptr<std::byte[]> arena_storage_;
   std::byte* arena_base_ = nullptr;
   size_t arena_bytes_ = 0, kv_bytes_ = 0;
   std::vector<float> kv_storage_;          // every cache: [state][k|v][n_ctx][kv_row]

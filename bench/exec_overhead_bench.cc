@@ -1,0 +1,147 @@
+// Scheduling overhead of the oneTBB flow-graph executor (issue 6): one decode step of the
+// Qwen2.5-0.5B-shaped Q4_K_M model through graphs/decode.yaml, run by Scheduler::kFlowGraph
+// (one continue_node per op, one wait_for_all per step) and by Scheduler::kTopologicalLoop (the
+// same bound nodes called in order), at 1 and 2 threads. After the cases it prints, per thread
+// count, overhead = (flow-graph step time / loop step time - 1) * 100 % from the median of the
+// repetitions (negative: the flow graph is faster, e.g. because Q/K/V or gate/up overlap).
+//
+// Model: $GGUFLOW_BENCH_MODEL if set, else synthesized once into a temporary folder with the
+// synth library (`gguflow synth --preset qwen2.5-0.5b --type Q4_K_M`) and removed at exit.
+// Kernels: $GGUFLOW_KERNELS or the best plugin next to this executable.
+//
+// Each case decodes positions 0..127 cyclically (reset every 128 steps), so both schedulers
+// see the same attention lengths.
+//
+//   build/bin/exec_overhead_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+
+#include <benchmark/benchmark.h>
+
+#include "runtime/exec/session.h"
+#include "runtime/gguf/gguf_file.h"
+#include "runtime/graph/load.h"
+#include "runtime/plugins/kernel_plugins.h"
+#include "runtime/tools/synth.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using gguflow::exec::Scheduler;
+
+constexpr int64_t kCycle = 128;  // decode positions per cycle
+
+// The benchmark model: an explicit path, or a synthesized file deleted at exit.
+struct BenchModel {
+  std::string path;
+  fs::path temp_folder;
+  ~BenchModel() {
+    std::error_code ignored;
+    if (!temp_folder.empty()) fs::remove_all(temp_folder, ignored);
+  }
+};
+
+BenchModel& bench_model() {
+  static BenchModel model = [] {
+    BenchModel m;
+    if (const char* env = std::getenv("GGUFLOW_BENCH_MODEL"); env && *env) {
+      m.path = env;
+      return m;
+    }
+    m.temp_folder = fs::temp_directory_path() / ("gguflow-exec-bench-" + std::to_string(getpid()));
+    fs::create_directories(m.temp_folder);
+    m.path = (m.temp_folder / "qwen2.5-0.5b-Q4_K_M.gguf").string();
+    gguflow::SynthOptions options;
+    options.shape = gguflow::find_synth_preset("qwen2.5-0.5b")->shape;
+    options.name = "qwen2.5-0.5b-synth";
+    options.file_type = "Q4_K_M";
+    options.output = m.path;
+    std::fprintf(stderr, "synthesizing %s ...\n", m.path.c_str());
+    gguflow::synth_model(options);
+    return m;
+  }();
+  return model;
+}
+
+std::shared_ptr<const gguflow::graph::Graph> decode_graph() {
+  static std::shared_ptr<const gguflow::graph::Graph> g = [] {
+    auto file = gguflow::GgufFile::open(bench_model().path);
+    return std::make_shared<const gguflow::graph::Graph>(
+        gguflow::graph::load_graph(gguflow::graph::find_shipped_graph("decode.yaml"), file));
+  }();
+  return g;
+}
+
+void BM_DecodeStep(benchmark::State& state, Scheduler scheduler) {
+  const gguflow::plugins::SelectedKernels& kernels = gguflow::plugins::select_kernels();
+  gguflow::exec::SessionOptions options;
+  options.n_threads = static_cast<int>(state.range(0));
+  options.n_ctx = 512;
+  options.scheduler = scheduler;
+  gguflow::exec::Session session(decode_graph(), *kernels.table, options);
+  int32_t token = 1;
+  for (int i = 0; i < 4; ++i) session.decode(token);  // warm-up: weights paged in
+  session.reset();
+  for (auto _ : state) {
+    if (session.n_past() == kCycle) session.reset();
+    benchmark::DoNotOptimize(session.decode(token).data());
+    token = (token * 7919 + 13) % 1000 + 1;
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.SetLabel(kernels.plugin.name);
+}
+
+BENCHMARK_CAPTURE(BM_DecodeStep, flow_graph, Scheduler::kFlowGraph)
+    ->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->MinTime(2.0)->UseRealTime();
+BENCHMARK_CAPTURE(BM_DecodeStep, topological_loop, Scheduler::kTopologicalLoop)
+    ->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->MinTime(2.0)->UseRealTime();
+
+// Console output as usual, plus the step times kept for the overhead summary: the median
+// aggregate when repetitions are on, else the single run.
+class OverheadReporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    ConsoleReporter::ReportRuns(runs);
+    for (const Run& run : runs) {
+      const bool median = run.run_type == Run::RT_Aggregate && run.aggregate_name == "median";
+      if (run.run_type == Run::RT_Iteration || median) {
+        const std::string name = run.run_name.str();
+        if (median || !has_median_.count(name)) step_ms_[name] = run.GetAdjustedRealTime();
+        if (median) has_median_[name] = true;
+      }
+    }
+  }
+
+  void print_overhead() const {
+    for (const char* threads : {"1", "2"}) {
+      const auto flow = step_ms_.find(std::string("BM_DecodeStep/flow_graph/") + threads + "/min_time:2.000/real_time");
+      const auto loop = step_ms_.find(std::string("BM_DecodeStep/topological_loop/") + threads + "/min_time:2.000/real_time");
+      if (flow == step_ms_.end() || loop == step_ms_.end()) continue;
+      std::printf("scheduling overhead, %s thread(s): flow graph %.3f ms vs loop %.3f ms per step: "
+                  "%+.2f %%\n", threads, flow->second, loop->second,
+                  100.0 * (flow->second / loop->second - 1.0));
+    }
+  }
+
+ private:
+  std::map<std::string, double> step_ms_;
+  std::map<std::string, bool> has_median_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  OverheadReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  reporter.print_overhead();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,181 @@
+// `gguflow bench` end to end on stories260K with tiny tests (-p 8 -n 4 -r 2, a 16 MiB bandwidth
+// buffer), checking the output formats and argument errors. No timing is asserted: tokens/s are
+// only checked to be positive, finite and ordered min <= median <= max.
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "runtime/gguf/gguf_file.h"
+#include "tests/bench/json_rows.h"
+#include "tests/support/test_data.h"
+
+namespace gguflow::test {
+namespace {
+
+constexpr const char* kModel = "models/stories260K.gguf";
+
+std::string bench_command(const std::string& options) {
+  return (binary_dir() / "gguflow").string() + " bench --model " + data_path(kModel).string() +
+         " --bandwidth-mib 16 " + options;
+}
+
+// Runs bench expecting success; returns stdout.
+std::string run_bench_ok(const std::string& options) {
+  std::string out, err;
+  const int status = run_command(bench_command(options), &out, &err);
+  EXPECT_EQ(status, 0) << err;
+  return out;
+}
+
+// Weight bytes one decode step reads, computed independently of runtime/bench from the tensor
+// table: every tensor in full, except the token embedding, which counts one row unless it is
+// also the lm-head (no output.weight).
+uint64_t expected_weight_bytes(const std::string& path) {
+  auto file = GgufFile::open(path);
+  bool tied = true;
+  for (const GgufTensorInfo& t : file->tensors())
+    if (t.name == "output.weight") tied = false;
+  uint64_t total = 0;
+  for (const GgufTensorInfo& t : file->tensors())
+    total += (t.name == "token_embd.weight" && !tied) ? t.row_bytes() : t.n_bytes();
+  return total;
+}
+
+TEST(BenchCli, JsonRowsHaveEveryKeyAndSaneNumbers) {
+  GGUFLOW_REQUIRE_DATA(kModel);
+  const JsonNode rows = parse_json(run_bench_ok("-p 8 -n 4 -r 2 -t 1,2 --format json"));
+  ASSERT_EQ(rows.kind, JsonNode::Kind::kArray);
+  ASSERT_EQ(rows.array.size(), 4u);  // (pp8, tg4) x (1, 2 threads), in that order
+  const char* tests[] = {"pp8", "tg4", "pp8", "tg4"};
+  const int threads[] = {1, 1, 2, 2};
+  const uint64_t model_bytes = std::filesystem::file_size(data_path(kModel));
+  std::set<std::string> kernels;
+  for (size_t i = 0; i < rows.array.size(); ++i) {
+    const JsonNode& row = rows.array[i];
+    SCOPED_TRACE("row " + std::to_string(i));
+    for (const char* key : {"test", "threads", "kernels", "tokens_per_s_median", "tokens_per_s_min",
+                            "tokens_per_s_max", "peak_rss_bytes", "seconds",
+                            "bandwidth_bytes_per_s", "weight_bytes_per_token", "kv_cache_bytes"})
+      ASSERT_TRUE(row.has(key)) << key;
+    EXPECT_EQ(row.at("test").string, tests[i]);
+    EXPECT_EQ(row.at("threads").number, threads[i]);
+    kernels.insert(row.at("kernels").string);
+    const double median = row.at("tokens_per_s_median").number;
+    const double lo = row.at("tokens_per_s_min").number, hi = row.at("tokens_per_s_max").number;
+    EXPECT_TRUE(std::isfinite(lo) && lo > 0);
+    EXPECT_LE(lo, median);
+    EXPECT_LE(median, hi);
+    EXPECT_TRUE(std::isfinite(hi));
+    // Each repetition's seconds give back the reported rates.
+    ASSERT_EQ(row.at("seconds").array.size(), 2u);
+    const double n = row.at("n_tokens").number;
+    const double r0 = n / row.at("seconds").array[0].number, r1 = n / row.at("seconds").array[1].number;
+    EXPECT_NEAR(lo, std::min(r0, r1), 1e-6 * lo);
+    EXPECT_NEAR(hi, std::max(r0, r1), 1e-6 * hi);
+    // The process maps the model and runs a session: at least the file's pages can be resident,
+    // and never terabytes.
+    const double rss = row.at("peak_rss_bytes").number;
+    EXPECT_GT(rss, 1e6);
+    EXPECT_LT(rss, 64e9);
+    EXPECT_GT(row.at("bandwidth_bytes_per_s").number, 1e8);  // > 0.1 GB/s on any machine
+    EXPECT_EQ(row.at("weight_bytes_per_token").number, expected_weight_bytes(data_path(kModel)));
+    EXPECT_LT(row.at("weight_bytes_per_token").number, static_cast<double>(model_bytes));
+    // --ctx defaults to max(512, largest test).
+    EXPECT_EQ(row.at("n_ctx").number, 512);
+    const bool tg = row.at("test").string.rfind("tg", 0) == 0;
+    EXPECT_EQ(row.has("roofline_fraction"), tg);
+    if (tg) {
+      // The definition: tokens/s x weight bytes per token / bandwidth.
+      const double expected = median * row.at("weight_bytes_per_token").number /
+                              row.at("bandwidth_bytes_per_s").number;
+      EXPECT_NEAR(row.at("roofline_fraction").number, expected, 1e-9 + 1e-6 * expected);
+      EXPECT_GT(row.at("roofline_fraction").number, 0);
+    }
+  }
+  EXPECT_EQ(kernels.size(), 1u);
+  EXPECT_FALSE(kernels.begin()->empty());
+}
+
+TEST(BenchCli, ForcedKernelsAreNamedInEveryRow) {
+  GGUFLOW_REQUIRE_DATA(kModel);
+  const JsonNode rows = parse_json(run_bench_ok("-p 4 -n 2 -r 1 -t 1 --kernels scalar --format json"));
+  ASSERT_EQ(rows.array.size(), 2u);
+  for (const JsonNode& row : rows.array) EXPECT_EQ(row.at("kernels").string, "scalar");
+}
+
+TEST(BenchCli, MarkdownTableHasOneLinePerTest) {
+  GGUFLOW_REQUIRE_DATA(kModel);
+  const std::string out = run_bench_ok("-p 4,8 -n 2 -r 1 -t 1");
+  EXPECT_NE(out.find("streaming read bandwidth, 1 thread(s):"), std::string::npos) << out;
+  EXPECT_NE(out.find("| kernels | threads | test | t/s median | t/s min | t/s max | peak RSS | roofline |"),
+            std::string::npos) << out;
+  std::istringstream lines(out);
+  std::vector<std::string> rows;
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind("| ", 0) == 0 && line.find("| 1 |") != std::string::npos) rows.push_back(line);
+  ASSERT_EQ(rows.size(), 3u) << out;
+  EXPECT_NE(rows[0].find("| pp4 |"), std::string::npos);
+  EXPECT_NE(rows[1].find("| pp8 |"), std::string::npos);
+  EXPECT_NE(rows[2].find("| tg2 |"), std::string::npos);
+  EXPECT_NE(rows[2].find(" %"), std::string::npos);   // roofline for tg
+  EXPECT_NE(rows[0].find("| - |"), std::string::npos);  // none for pp
+}
+
+TEST(BenchCli, CsvHasHeaderAndEqualFieldCounts) {
+  GGUFLOW_REQUIRE_DATA(kModel);
+  const std::string out = run_bench_ok("-p 4 -n 2 -r 1 -t 1 --format csv");
+  std::istringstream lines(out);
+  std::vector<std::string> rows;
+  for (std::string line; std::getline(lines, line);) rows.push_back(line);
+  ASSERT_EQ(rows.size(), 3u) << out;
+  EXPECT_EQ(rows[0].rfind("test,n_tokens,threads,kernels,tokens_per_s_median,", 0), 0u);
+  const auto fields = [](const std::string& s) { return std::count(s.begin(), s.end(), ',') + 1; };
+  EXPECT_EQ(fields(rows[1]), fields(rows[0]));
+  EXPECT_EQ(fields(rows[2]), fields(rows[0]));
+  EXPECT_EQ(rows[1].rfind("pp4,4,1,", 0), 0u);
+  EXPECT_EQ(rows[2].rfind("tg2,2,1,", 0), 0u);
+}
+
+struct BadArguments {
+  std::string options;
+  std::string message;  // a part of the one-line error
+};
+
+class BenchCliErrors : public ::testing::TestWithParam<BadArguments> {};
+
+TEST_P(BenchCliErrors, OneLineErrorAndNonZeroExit) {
+  GGUFLOW_REQUIRE_DATA(kModel);
+  std::string out, err;
+  const int status = run_command(bench_command(GetParam().options), &out, &err);
+  EXPECT_NE(status, 0);
+  EXPECT_NE(err.find(GetParam().message), std::string::npos) << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Arguments, BenchCliErrors,
+    ::testing::Values(BadArguments{"-n 2 --format xml", "--format must be md, json or csv, found 'xml'"},
+                      BadArguments{"-p 4,abc", "-p expects comma-separated integers, found '4,abc'"},
+                      BadArguments{"-p 4 -t 0", "-t thread counts must be 1..1024, found 0"},
+                      BadArguments{"-p 4 -r 0", "-r must be 1..100000, found 0"},
+                      BadArguments{"-p -3", "-p sizes must be >= 0"},
+                      BadArguments{"-p 0 -n 0", "no test to run"},
+                      BadArguments{"-p 600 -n 0 --ctx 256", "a test of 600 tokens does not fit in --ctx 256"},
+                      BadArguments{"-p 4 --model /nonexistent/model.gguf", "/nonexistent/model.gguf"},
+                      BadArguments{"-p 4 --kernels nosuchplugin", "nosuchplugin"}));
+
+TEST(BenchCli, ModelIsRequired) {
+  std::string out, err;
+  const int status = run_command((binary_dir() / "gguflow").string() + " bench -p 4", &out, &err);
+  EXPECT_NE(status, 0);
+  EXPECT_NE(err.find("--model FILE is required"), std::string::npos) << err;
+}
+
+}  // namespace
+}  // namespace gguflow::test
