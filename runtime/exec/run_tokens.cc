@@ -34,12 +34,15 @@ void run_tokens(const RunTokensRequest& request, const GgufflowKernels& kernels,
                  session.kv_cache_bytes() / 1048576.0);
 
   const auto start = std::chrono::steady_clock::now();
+  // Every position's logits only when they are dumped: otherwise the lm-head computes just the
+  // last row (a prompt of T tokens would pay T lm-head rows for one used row).
   std::vector<float> all;
-  std::span<const float> last = session.prefill(request.tokens, &all);
+  const bool dump = !request.dump_logits.empty();
+  std::span<const float> last = session.prefill(request.tokens, dump ? &all : nullptr);
   if (request.verbose)
     std::fprintf(log, "prefill: %zu tokens in %.3f s\n", request.tokens.size(),
                  seconds_since(start));
-  if (!request.dump_logits.empty()) write_f32_file(request.dump_logits, all);
+  if (dump) write_f32_file(request.dump_logits, all);
 
   if (request.greedy_steps > 0) {
     const auto decode_start = std::chrono::steady_clock::now();
