@@ -7,3 +7,9 @@ if(GGUFLOW_SANITIZE)
                       -fno-sanitize-recover=undefined)
   add_link_options(-fsanitize=${_gguflow_sanitizers})
 endif()
+
+# GCC 12 reports -Wrestrict inside libstdc++'s std::string concatenation at -O2 and above for
+# code that has no overlap (GCC bug 105651, fixed in GCC 13). Silence only that false positive.
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 13)
+  add_compile_options($<$<COMPILE_LANGUAGE:CXX>:-Wno-restrict>)
+endif()

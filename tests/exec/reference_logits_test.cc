@@ -65,11 +65,13 @@ TEST_P(ReferenceLogitsTest, MatchesLlamaCpp) {
   EXPECT_LE(rel_rms, c.max_rel_rms) << c.stem << " with " << plugin;
   RecordProperty("rel_rms", std::to_string(rel_rms));
   std::printf("[ measured ] %s %s rel_rms %.3g\n", plugin.c_str(), c.stem, rel_rms);
-  if (c.argmax_everywhere)
-    for (size_t t = 0; t < ref.tokens.size(); ++t)
+  if (c.argmax_everywhere) {
+    for (size_t t = 0; t < ref.tokens.size(); ++t) {
       EXPECT_EQ(argmax_row(got.data() + t * ref.n_vocab, ref.n_vocab),
                 argmax_row(ref.logits.data() + t * ref.n_vocab, ref.n_vocab))
           << "position " << t;
+    }
+  }
 }
 
 std::vector<std::tuple<std::string, Case>> all_cases() {
