@@ -13,8 +13,8 @@
 // Each case decodes positions 0..127 cyclically (reset every 128 steps), so both schedulers
 // see the same attention lengths.
 //
-//   build/bin/exec_overhead_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only \
-//       --benchmark_enable_random_interleaving
+//   build/bin/exec_overhead_bench --benchmark_repetitions=5
+//       --benchmark_report_aggregates_only --benchmark_enable_random_interleaving
 #include <unistd.h>
 
 #include <algorithm>
