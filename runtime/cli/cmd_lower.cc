@@ -9,6 +9,7 @@
 #include "runtime/core/error.h"
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/graph/load.h"
+#include "runtime/graph/sampler_section.h"
 #include "runtime/graph/writers.h"
 
 namespace gguflow::cli {
@@ -29,7 +30,10 @@ int run_lower(int argc, char** argv) {
   graph::LoadOptions options;
   options.set = graph::parse_set_options(args.all("--set"));
   const graph::Graph g = graph::load_graph(graph_path, model, options);
-  const std::string text = graph::lowered_yaml(g);
+  // The sampling stage is not part of the bound graph; carry it over so that the lowered file
+  // generates exactly as the template does.
+  const std::string text =
+      graph::lowered_yaml(g) + graph::sampler_section_yaml(graph::load_sampler_section(graph_path));
 
   if (!args.has("--output")) {
     std::fwrite(text.data(), 1, text.size(), stdout);

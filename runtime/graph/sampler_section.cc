@@ -65,6 +65,14 @@ SamplerSection load_sampler_section(const std::string& path) {
   return section;
 }
 
+std::string sampler_section_yaml(const SamplerSection& section) {
+  if (!section.present) return "";
+  std::string out = "sampler:\n";
+  if (!section.input.empty()) out += "  input: " + section.input + "\n";
+  for (const auto& s : section.settings) out += "  " + s.key + ": " + s.value + "\n";
+  return out;
+}
+
 int sampler_input_tensor(const SamplerSection& section, const Graph& graph) {
   if (graph.outputs.empty()) throw error("graph '", graph.name, "' declares no outputs to sample");
   if (section.input.empty()) return graph.outputs.front();

@@ -38,6 +38,10 @@ struct SamplerSection {
 // a plain scalar. Extends chains are followed as the graph loader does (relative to the file).
 SamplerSection load_sampler_section(const std::string& path);
 
+// The section as YAML (`sampler:` and one indented line per key, values as written), for
+// `gguflow lower`, so a lowered file samples like its template. "" when not present.
+std::string sampler_section_yaml(const SamplerSection& section);
+
 // The declared output the section samples: `input` checked against the graph's outputs (throws
 // naming the section's place and the outputs), or the graph's first output when not given.
 int sampler_input_tensor(const SamplerSection& section, const Graph& graph);

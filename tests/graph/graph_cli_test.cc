@@ -37,6 +37,27 @@ TEST(GraphCli, LowerFromAnyFolderUsesTheShippedDecodeGraph) {
   EXPECT_THAT(out, HasSubstr("- name: blk.4.ffn_down"));
 }
 
+// A lowered file generates exactly as its template, sampling stage included: same text for the
+// same seed with the template's default (non-greedy) sampler settings.
+TEST(GraphCli, LoweredFileSamplesLikeItsTemplate) {
+  GGUFLOW_REQUIRE_DATA("models/stories260K.gguf");
+  const auto dir = temp_dir();
+  std::string out, err;
+  ASSERT_EQ(run_command(gguflow() + " lower " + model("stories260K.gguf") + " -o '" +
+                            (dir / "lowered.yaml").string() + "'",
+                        &out, &err),
+            0)
+      << err;
+  EXPECT_THAT(read_text(dir / "lowered.yaml"), HasSubstr("sampler:\n  input: logits\n  temperature: 0.8\n"));
+  const std::string args = " --model " + model("stories260K.gguf") + " --prompt 'Once upon a time' -n 24 --seed 7";
+  std::string from_template, from_lowered;
+  ASSERT_EQ(run_command(gguflow() + " run" + args, &from_template, &err), 0) << err;
+  ASSERT_EQ(run_command(gguflow() + " run '" + (dir / "lowered.yaml").string() + "'" + args, &from_lowered, &err), 0)
+      << err;
+  EXPECT_EQ(from_lowered, from_template);
+  EXPECT_FALSE(from_template.empty());
+}
+
 TEST(GraphCli, ErrorsAreOneLineWithExitStatus1) {
   GGUFLOW_REQUIRE_DATA("models/stories260K.gguf");
   std::string out, err;
