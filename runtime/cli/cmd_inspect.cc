@@ -83,7 +83,7 @@ std::string shape_string(const GgufTensorInfo& t) {
 
 std::string tokenizer_kind(const GgufFile& file, uint64_t* n_tokens) {
   *n_tokens = 0;
-  if (const GgufValue* tokens = file.find(names::kTokenizerTokens)) *n_tokens = tokens->items.size();
+  if (const GgufValue* tokens = file.find(names::kTokenizerTokens)) *n_tokens = tokens->type == GgufValueType::kArray ? tokens->array_size() : 0;
   const GgufValue* model = file.find(names::kTokenizerModel);
   return model && model->type == GgufValueType::kString ? std::string(model->str) : "";
 }

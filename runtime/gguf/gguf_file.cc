@@ -31,6 +31,11 @@ class Cursor {
       : name_(name), data_(data), size_(size), version_(version) {}
 
   uint64_t pos() const { return pos_; }
+  const uint8_t* here() const { return data_ + pos_; }
+  void skip(uint64_t n, const char* what) {
+    need(n, what);
+    pos_ += n;
+  }
   uint64_t remaining() const { return size_ - pos_; }
 
   template <typename T>
@@ -127,8 +132,27 @@ void read_value(Cursor& in, GgufValueType type, GgufValue& out, uint32_t version
         in.fail(at, "array of " + std::to_string(count) + " " +
                         gguf_value_type_name(out.element_type) + " cannot fit in the " +
                         std::to_string(in.remaining()) + " bytes left in the file");
-      out.items.resize(count);
-      for (auto& item : out.items) read_value(in, out.element_type, item, version, depth + 1);
+      if (out.element_type == GgufValueType::kArray) {
+        out.items.resize(count);
+        for (auto& item : out.items) read_value(in, out.element_type, item, version, depth + 1);
+        break;
+      }
+      // Flat arrays stay in the mapping (see GgufValue::flat); elements are still checked.
+      out.flat = true;
+      out.flat_count = count;
+      out.flat_data = in.here();
+      if (out.element_type == GgufValueType::kString) {
+        out.flat_strings.reserve(count);
+        for (uint64_t i = 0; i < count; ++i) out.flat_strings.push_back(in.read_string("a string in an array"));
+      } else if (out.element_type == GgufValueType::kBool) {
+        for (uint64_t i = 0; i < count; ++i) {
+          uint64_t at_bool = in.pos();
+          uint8_t b = in.read<uint8_t>("a bool in an array");
+          if (b > 1) in.fail(at_bool, "expected a bool (0 or 1), found " + std::to_string(b));
+        }
+      } else {
+        in.skip(count * min_bytes, "the elements of an array");
+      }
       break;
     }
   }

@@ -40,6 +40,10 @@ class GgufValue {
 
   // Arrays. `element_type` of an empty array is as written in the file.
   GgufValueType element_type = GgufValueType::kU8;
+  size_t array_size(std::string_view what = "value") const;
+  GgufValue array_item(size_t i) const;  // i < array_size(); a copy for nested arrays
+  // The elements as GgufValues: only for arrays held in `items` (nested arrays, and values
+  // built in memory for the writer); a flat array parsed from a file throws (use the accessors).
   const std::vector<GgufValue>& as_array(std::string_view what = "value") const;
   std::vector<std::string_view> as_string_array(std::string_view what = "value") const;
   std::vector<double> as_double_array(std::string_view what = "value") const;
@@ -56,6 +60,13 @@ class GgufValue {
   } number{};
   std::string_view str;
   std::vector<GgufValue> items;
+  // A flat array parsed from a file (elements of one non-array type) stays in the mapping
+  // instead of costing one GgufValue per element (151k-token vocabularies): `flat_count`
+  // elements from `flat_data`; string elements are located by `flat_strings`.
+  bool flat = false;
+  const uint8_t* flat_data = nullptr;
+  uint64_t flat_count = 0;
+  std::vector<std::string_view> flat_strings;
 };
 
 struct GgufKeyValue {

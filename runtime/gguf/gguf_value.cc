@@ -1,5 +1,6 @@
 // GgufValue accessors and rendering.
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <sstream>
 
@@ -74,36 +75,93 @@ std::string_view GgufValue::as_string(std::string_view what) const {
   return str;
 }
 
+namespace {
+
+// Bytes of one element of a flat numeric array in the file.
+size_t element_bytes(GgufValueType t) {
+  switch (t) {
+    case GgufValueType::kU8: case GgufValueType::kI8: case GgufValueType::kBool: return 1;
+    case GgufValueType::kU16: case GgufValueType::kI16: return 2;
+    case GgufValueType::kU32: case GgufValueType::kI32: case GgufValueType::kF32: return 4;
+    default: return 8;
+  }
+}
+
+template <typename T>
+T load(const uint8_t* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+}  // namespace
+
+size_t GgufValue::array_size(std::string_view what) const {
+  if (type != GgufValueType::kArray)
+    throw error(what, ": expected an array, found ", gguf_value_type_name(type));
+  return flat ? flat_count : items.size();
+}
+
+GgufValue GgufValue::array_item(size_t i) const {
+  if (!flat) return items.at(i);
+  GGUFLOW_CHECK(i < flat_count);
+  GgufValue v;
+  v.type = element_type;
+  if (element_type == GgufValueType::kString) {
+    v.str = flat_strings[i];
+    return v;
+  }
+  const uint8_t* p = flat_data + i * element_bytes(element_type);
+  switch (element_type) {
+    case GgufValueType::kU8: case GgufValueType::kBool: v.number.u64 = load<uint8_t>(p); break;
+    case GgufValueType::kI8: v.number.i64 = load<int8_t>(p); break;
+    case GgufValueType::kU16: v.number.u64 = load<uint16_t>(p); break;
+    case GgufValueType::kI16: v.number.i64 = load<int16_t>(p); break;
+    case GgufValueType::kU32: v.number.u64 = load<uint32_t>(p); break;
+    case GgufValueType::kI32: v.number.i64 = load<int32_t>(p); break;
+    case GgufValueType::kU64: v.number.u64 = load<uint64_t>(p); break;
+    case GgufValueType::kI64: v.number.i64 = load<int64_t>(p); break;
+    case GgufValueType::kF32: v.number.f64 = load<float>(p); break;
+    case GgufValueType::kF64: v.number.f64 = load<double>(p); break;
+    default: GGUFLOW_CHECK(!"flat arrays hold scalars or strings");
+  }
+  return v;
+}
+
 const std::vector<GgufValue>& GgufValue::as_array(std::string_view what) const {
   if (type != GgufValueType::kArray)
     throw error(what, ": expected an array, found ", gguf_value_type_name(type));
+  if (flat)
+    throw error(what, ": an array of ", gguf_value_type_name(element_type),
+                " is read with the typed array accessors");
   return items;
 }
 
 std::vector<std::string_view> GgufValue::as_string_array(std::string_view what) const {
-  const auto& a = as_array(what);
-  if (!a.empty() && element_type != GgufValueType::kString)
+  size_t n = array_size(what);
+  if (n && element_type != GgufValueType::kString)
     throw error(what, ": expected an array of strings, found an array of ",
                 gguf_value_type_name(element_type));
+  if (flat) return flat_strings;
   std::vector<std::string_view> out;
-  out.reserve(a.size());
-  for (const auto& v : a) out.push_back(v.str);
+  out.reserve(n);
+  for (const auto& v : items) out.push_back(v.str);
   return out;
 }
 
 std::vector<double> GgufValue::as_double_array(std::string_view what) const {
-  const auto& a = as_array(what);
+  size_t n = array_size(what);
   std::vector<double> out;
-  out.reserve(a.size());
-  for (const auto& v : a) out.push_back(v.as_double(what));
+  out.reserve(n);
+  for (size_t i = 0; i < n; ++i) out.push_back(array_item(i).as_double(what));
   return out;
 }
 
 std::vector<int64_t> GgufValue::as_int_array(std::string_view what) const {
-  const auto& a = as_array(what);
+  size_t n = array_size(what);
   std::vector<int64_t> out;
-  out.reserve(a.size());
-  for (const auto& v : a) out.push_back(v.as_int(what));
+  out.reserve(n);
+  for (size_t i = 0; i < n; ++i) out.push_back(array_item(i).as_int(what));
   return out;
 }
 
@@ -129,9 +187,10 @@ std::string GgufValue::to_string(size_t max_items) const {
     case GgufValueType::kF32: case GgufValueType::kF64: out << number.f64; break;
     case GgufValueType::kArray:
       out << "[";
-      for (size_t i = 0; i < items.size() && i < max_items; ++i)
-        out << (i ? ", " : "") << items[i].to_string(max_items);
-      if (items.size() > max_items) out << ", … (" << items.size() << " " << gguf_value_type_name(element_type) << ")";
+      for (size_t i = 0; i < array_size() && i < max_items; ++i)
+        out << (i ? ", " : "") << array_item(i).to_string(max_items);
+      if (array_size() > max_items)
+        out << ", … (" << array_size() << " " << gguf_value_type_name(element_type) << ")";
       out << "]";
       break;
     default:

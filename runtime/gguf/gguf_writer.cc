@@ -69,10 +69,11 @@ void GgufWriter::put_scalar(std::vector<uint8_t>& out, GgufValueType type, const
     case GgufValueType::kString: put_string(out, v.str); break;
     case GgufValueType::kArray: {
       const uint32_t element_type = static_cast<uint32_t>(v.element_type);
-      const uint64_t count = v.items.size();
+      const uint64_t count = v.array_size();
       put_bytes(out, &element_type, 4);
       put_bytes(out, &count, 8);
-      for (const GgufValue& item : v.items) {
+      for (uint64_t i = 0; i < count; ++i) {
+        const GgufValue item = v.array_item(i);
         if (item.type != v.element_type)
           throw error("GGUF writer for ", path_, ": array of ", gguf_value_type_name(v.element_type),
                       " holds an item of type ", gguf_value_type_name(item.type));

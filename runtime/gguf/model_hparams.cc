@@ -55,7 +55,7 @@ ModelHparams read_model_hparams(const GgufFile& file) {
   if (const GgufTensorInfo* embd = file.find_tensor(names::kTokenEmbd); embd && embd->dims.size() >= 2)
     h.n_vocab = static_cast<int64_t>(embd->dims[1]);
   else if (const GgufValue* tokens = file.find(names::kTokenizerTokens); tokens && tokens->type == GgufValueType::kArray)
-    h.n_vocab = static_cast<int64_t>(tokens->items.size());
+    h.n_vocab = static_cast<int64_t>(tokens->array_size());
   else
     h.n_vocab = optional_int(names::kVocabSize, 0);
 

@@ -26,7 +26,7 @@ int64_t copy_tokenizer_metadata(const std::string& vocab_path, GgufWriter& write
   for (const GgufKeyValue& kv : vocab->metadata()) {
     if (kv.key.rfind("tokenizer.", 0) == 0) writer.set(kv.key, kv.value);
   }
-  return static_cast<int64_t>(tokens->as_array(names::kTokenizerTokens).size());
+  return static_cast<int64_t>(tokens->array_size(names::kTokenizerTokens));
 }
 
 void write_placeholder_tokenizer(int64_t n_vocab, GgufWriter& writer) {

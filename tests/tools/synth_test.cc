@@ -116,7 +116,7 @@ TEST(SynthModel, TinyModelIsValidDeterministicAndWellDistributed) {
   EXPECT_EQ(f->get("qwen2.embedding_length").as_int(), 64);
   EXPECT_EQ(f->get("qwen2.attention.head_count_kv").as_int(), 2);
   EXPECT_EQ(f->get("general.file_type").as_int(), 7);
-  EXPECT_EQ(f->get("tokenizer.ggml.tokens").as_array().size(), 300u);
+  EXPECT_EQ(f->get("tokenizer.ggml.tokens").array_size(), 300u);
   EXPECT_EQ(f->tensor("blk.1.attn_k.weight").dims, (std::vector<uint64_t>{64, 32}));
   EXPECT_EQ(f->tensor("blk.1.ffn_down.weight").dims, (std::vector<uint64_t>{128, 64}));
   EXPECT_STREQ(f->tensor("blk.1.attn_k.bias").type_name(), "F32");
@@ -145,7 +145,7 @@ TEST(SynthModel, CopiesARealTokenizerAndChecksItsSize) {
   o.vocab_path = vocab;
   EXPECT_THROW(synth_model(o), Error);  // 300 != 32000 tokens
   EXPECT_FALSE(std::filesystem::exists(out));
-  o.shape.n_vocab = static_cast<int64_t>(source->get("tokenizer.ggml.tokens").as_array().size());
+  o.shape.n_vocab = static_cast<int64_t>(source->get("tokenizer.ggml.tokens").array_size());
   synth_model(o);
   auto f = GgufFile::open(out);
   EXPECT_EQ(f->get("tokenizer.ggml.tokens").as_string_array(),
