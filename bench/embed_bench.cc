@@ -14,12 +14,10 @@
 // time ratio from the fastest repetition of each.
 //
 //   build/bin/embed_bench --benchmark_enable_random_interleaving=true
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <map>
 #include <memory>
 #include <string>
@@ -27,47 +25,15 @@
 
 #include <benchmark/benchmark.h>
 
+#include "bench/bench_model.h"
 #include "runtime/exec/session.h"
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/graph/load.h"
 #include "runtime/plugins/kernel_plugins.h"
-#include "runtime/tools/synth.h"
 
 namespace {
 
-namespace fs = std::filesystem;
 
-// The benchmark model: an explicit path, or a synthesized file deleted at exit.
-struct BenchModel {
-  std::string path;
-  fs::path temp_folder;
-  ~BenchModel() {
-    std::error_code ignored;
-    if (!temp_folder.empty()) fs::remove_all(temp_folder, ignored);
-  }
-};
-
-BenchModel& bench_model() {
-  static BenchModel model = [] {
-    BenchModel m;
-    if (const char* env = std::getenv("GGUFLOW_BENCH_MODEL"); env && *env) {
-      m.path = env;
-      return m;
-    }
-    m.temp_folder = fs::temp_directory_path() / ("gguflow-embed-bench-" + std::to_string(getpid()));
-    fs::create_directories(m.temp_folder);
-    m.path = (m.temp_folder / "qwen2.5-0.5b-Q4_K_M.gguf").string();
-    gguflow::SynthOptions options;
-    options.shape = gguflow::find_synth_preset("qwen2.5-0.5b")->shape;
-    options.name = "qwen2.5-0.5b-synth";
-    options.file_type = "Q4_K_M";
-    options.output = m.path;
-    std::fprintf(stderr, "synthesizing %s ...\n", m.path.c_str());
-    gguflow::synth_model(options);
-    return m;
-  }();
-  return model;
-}
 
 int bench_threads() {
   const char* env = std::getenv("GGUFLOW_BENCH_THREADS");
@@ -84,7 +50,7 @@ gguflow::exec::Session& session(const std::string& graph_file) {
   static std::map<std::string, std::unique_ptr<gguflow::exec::Session>> sessions;
   auto& s = sessions[graph_file];
   if (!s) {
-    auto file = gguflow::GgufFile::open(bench_model().path);
+    auto file = gguflow::GgufFile::open(gguflow::bench::bench_model_path());
     auto g = std::make_shared<const gguflow::graph::Graph>(
         gguflow::graph::load_graph(gguflow::graph::find_shipped_graph(graph_file), file));
     gguflow::exec::SessionOptions options;
