@@ -217,4 +217,51 @@ float make_qkx2_quants(int n, int nmax, const float* x, const float* weights, ui
   return scale;
 }
 
+void quantize_k4_scales_and_levels(const float* x, int n_max, float rmin, int n_step,
+                                   uint8_t scales_out[12], gguflow_fp16_t* d_out,
+                                   gguflow_fp16_t* dmin_out, uint8_t L[256]) {
+  constexpr int QK = GGUFLOW_QK_K;
+  uint8_t Laux[32];
+  float weights[32];
+  float mins[QK / 32];
+  float scales[QK / 32];
+  float max_scale = 0;
+  float max_min = 0;
+  for (int j = 0; j < QK / 32; ++j) {
+    float sum_x2 = 0;
+    for (int l = 0; l < 32; ++l) sum_x2 += x[32 * j + l] * x[32 * j + l];
+    float av_x = std::sqrt(sum_x2 / 32);
+    for (int l = 0; l < 32; ++l) weights[l] = av_x + std::fabs(x[32 * j + l]);
+    scales[j] = make_qkx2_quants(32, n_max, x + 32 * j, weights, L + 32 * j, &mins[j], Laux, rmin,
+                                 0.1f, n_step, false);
+    if (scales[j] > max_scale) max_scale = scales[j];
+    if (mins[j] > max_min) max_min = mins[j];
+  }
+
+  float inv_scale = max_scale > 0 ? 63.f / max_scale : 0.f;
+  float inv_min = max_min > 0 ? 63.f / max_min : 0.f;
+  for (int j = 0; j < QK / 32; ++j) {
+    uint8_t ls = static_cast<uint8_t>(nearest_int(inv_scale * scales[j]));
+    uint8_t lm = static_cast<uint8_t>(nearest_int(inv_min * mins[j]));
+    ls = std::min<uint8_t>(63, ls);
+    lm = std::min<uint8_t>(63, lm);
+    set_scale_min_k4(j, ls, lm, scales_out);
+  }
+  *d_out = gguflow_f32_to_fp16(max_scale / 63.f);
+  *dmin_out = gguflow_f32_to_fp16(max_min / 63.f);
+
+  uint8_t sc, m;
+  for (int j = 0; j < QK / 32; ++j) {
+    get_scale_min_k4(j, scales_out, &sc, &m);
+    const float d = gguflow_fp16_to_f32(*d_out) * sc;
+    if (!d) continue;
+    const float dm = gguflow_fp16_to_f32(*dmin_out) * m;
+    for (int ii = 0; ii < 32; ++ii) {
+      int l = nearest_int((x[32 * j + ii] + dm) / d);
+      l = std::max(0, std::min(n_max, l));
+      L[32 * j + ii] = static_cast<uint8_t>(l);
+    }
+  }
+}
+
 }  // namespace gguflow::quant

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "plugins/abi/quant_blocks.h"
+
 namespace gguflow::quant {
 
 // Below this, a group's max |x| counts as all-zero (GGML's GROUP_MAX_EPS).
@@ -58,5 +60,15 @@ inline void set_scale_min_k4(int j, uint8_t ls, uint8_t lm, uint8_t* q) {
     q[j - 0] |= ((lm >> 4) << 6);
   }
 }
+
+
+// The part of Q4_K and Q5_K quantization they share (GGML's quantize_row_q{4,5}_K_ref): for each
+// of the 8 sub-blocks of 32 values of x[0..256), a scale and min from make_qkx2_quants over levels
+// [0, n_max] (weights rms(x) + |x|, `n_step` candidate scales from `rmin`); scales and mins packed
+// as 6-bit values into `scales` under the super-block `d` and `dmin`; then each value's level
+// under the packed (rounded) scales into L[0..256).
+void quantize_k4_scales_and_levels(const float* x, int n_max, float rmin, int n_step,
+                                   uint8_t scales[12], gguflow_fp16_t* d, gguflow_fp16_t* dmin,
+                                   uint8_t L[256]);
 
 }  // namespace gguflow::quant

@@ -14,49 +14,9 @@ void quantize_row_q5_K(const float* x, block_q5_K* y, int64_t n) {
   constexpr int QK = GGUFLOW_QK_K;
   const int64_t nb = n / QK;
   uint8_t L[QK];  // levels 0..31 of the super-block
-  float mins[QK / 32];
-  float scales[QK / 32];
-  float weights[32];
-  uint8_t Laux[32];
 
   for (int64_t i = 0; i < nb; i++) {
-    float max_scale = 0;
-    float max_min = 0;
-    for (int j = 0; j < QK / 32; ++j) {
-      float sum_x2 = 0;
-      for (int l = 0; l < 32; ++l) sum_x2 += x[32 * j + l] * x[32 * j + l];
-      float av_x = std::sqrt(sum_x2 / 32);
-      for (int l = 0; l < 32; ++l) weights[l] = av_x + std::fabs(x[32 * j + l]);
-      scales[j] = make_qkx2_quants(32, 31, x + 32 * j, weights, L + 32 * j, &mins[j], Laux, -0.5f,
-                                   0.1f, 15, false);
-      if (scales[j] > max_scale) max_scale = scales[j];
-      if (mins[j] > max_min) max_min = mins[j];
-    }
-
-    float inv_scale = max_scale > 0 ? 63.f / max_scale : 0.f;
-    float inv_min = max_min > 0 ? 63.f / max_min : 0.f;
-    for (int j = 0; j < QK / 32; ++j) {
-      uint8_t ls = static_cast<uint8_t>(nearest_int(inv_scale * scales[j]));
-      uint8_t lm = static_cast<uint8_t>(nearest_int(inv_min * mins[j]));
-      ls = std::min<uint8_t>(63, ls);
-      lm = std::min<uint8_t>(63, lm);
-      set_scale_min_k4(j, ls, lm, y[i].scales);
-    }
-    y[i].d = gguflow_f32_to_fp16(max_scale / 63.f);
-    y[i].dmin = gguflow_f32_to_fp16(max_min / 63.f);
-
-    uint8_t sc, m;
-    for (int j = 0; j < QK / 32; ++j) {
-      get_scale_min_k4(j, y[i].scales, &sc, &m);
-      const float d = gguflow_fp16_to_f32(y[i].d) * sc;
-      if (!d) continue;
-      const float dm = gguflow_fp16_to_f32(y[i].dmin) * m;
-      for (int ii = 0; ii < 32; ++ii) {
-        int l = nearest_int((x[32 * j + ii] + dm) / d);
-        l = std::max(0, std::min(31, l));
-        L[32 * j + ii] = static_cast<uint8_t>(l);
-      }
-    }
+    quantize_k4_scales_and_levels(x, 31, -0.5f, 15, y[i].scales, &y[i].d, &y[i].dmin, L);
 
     uint8_t* qh = y[i].qh;
     uint8_t* ql = y[i].qs;
