@@ -127,50 +127,108 @@ struct Block32Kernel {
   using Block = typename Fmt::Block;
   using ActBlock = typename Fmt::ActBlock;
 
-  template <int NA>
-  static void DotTile(const char* row, const char* const* acts, int64_t n, float* out) {
-    const Block* w = reinterpret_cast<const Block*>(row);
+#if GGUFLOW_X86_256
+  // acc + (d_w * d_a) * float(exact integer dot of one block). `q`: the weight integers, `u`:
+  // the unsigned operand (|q| for the signed formats).
+  // `da`: the activation block's scale, HalfToFloat(ab.d).
+  static inline __m256 Step(__m256i q, __m256i u, float dw, const ActBlock& ab, float da,
+                            __m256 acc) {
+    __m256i s = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ab.qs));
+    if (Fmt::kSigned) s = _mm256_sign_epi8(s, q);
+    const __m256 sum = _mm256_cvtepi32_ps(DotU8I8(u, s));
+    return _mm256_fmadd_ps(_mm256_set1_ps(dw * da), sum, acc);
+  }
+#endif
+
+  // out[r * NA + i] = dot(rows[r], acts[i]) for r < NR, i < NA. The operations that produce
+  // one (row, activation) pair do not depend on NR, NA or the other pairs: blocks in order into
+  // one 8-lane accumulator (the float order the reference-logits bounds were set with), then
+  // HorizontalSum + the min terms. So mat_vec (one activation) and mat_mat (NA activations)
+  // give the same bits.
+  // kPreScaled (NA == 1 only): `act_scales` holds the activation row's block scales already
+  // decoded to float (the same values as HalfToFloat of each block's d), saving the conversion
+  // per weight row; otherwise it is unused.
+  template <int NR, int NA, bool kPreScaled = false>
+  static void Dot(const char* const* rows, const char* const* acts, int64_t n, float* out,
+                  const float* act_scales = nullptr) {
+    const Block* w[NR];
+    for (int r = 0; r < NR; ++r) w[r] = reinterpret_cast<const Block*>(rows[r]);
     const ActBlock* a[NA];
     for (int i = 0; i < NA; ++i) a[i] = reinterpret_cast<const ActBlock*>(acts[i]);
     const int64_t nb = n / 32;
-    float min_sum[NA];
-    for (int i = 0; i < NA; ++i) min_sum[i] = 0.0f;
+    float min_sum[NR][NA];
+    for (int r = 0; r < NR; ++r)
+      for (int i = 0; i < NA; ++i) min_sum[r][i] = 0.0f;
 #if GGUFLOW_X86_256
-    __m256 acc[NA];
-    for (int i = 0; i < NA; ++i) acc[i] = _mm256_setzero_ps();
+    __m256 acc[NR][NA];
+    for (int r = 0; r < NR; ++r)
+      for (int i = 0; i < NA; ++i) acc[r][i] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
-      const __m256i q = UnpackX86(w[b]);
-      // Signed formats: |w| as the unsigned operand, the activation takes w's sign.
-      const __m256i u = Fmt::kSigned ? _mm256_sign_epi8(q, q) : q;
-      const float dw = HalfToFloat(w[b].d);
-      for (int i = 0; i < NA; ++i) {
-        const ActBlock& ab = a[i][b];
-        __m256i s = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ab.qs));
-        if (Fmt::kSigned) s = _mm256_sign_epi8(s, q);
-        const __m256 sum = _mm256_cvtepi32_ps(DotU8I8(u, s));
-        acc[i] = _mm256_fmadd_ps(_mm256_set1_ps(dw * HalfToFloat(ab.d)), sum, acc[i]);
-        if (!Fmt::kSigned) min_sum[i] += MinTerm<Fmt>(w[b], ab);
+      for (int r = 0; r < NR; ++r) {
+        const __m256i q = UnpackX86(w[r][b]);
+        // Signed formats: |w| as the unsigned operand, the activation takes w's sign.
+        const __m256i u = Fmt::kSigned ? _mm256_sign_epi8(q, q) : q;
+        const float dw = HalfToFloat(w[r][b].d);
+        for (int i = 0; i < NA; ++i) {
+          const float da = kPreScaled ? act_scales[b] : HalfToFloat(a[i][b].d);
+          acc[r][i] = Step(q, u, dw, a[i][b], da, acc[r][i]);
+          if (!Fmt::kSigned) min_sum[r][i] += MinTerm<Fmt>(w[r][b], a[i][b]);
+        }
       }
     }
-    for (int i = 0; i < NA; ++i) out[i] = HorizontalSum(acc[i]) + min_sum[i];
+    for (int r = 0; r < NR; ++r)
+      for (int i = 0; i < NA; ++i) out[r * NA + i] = HorizontalSum(acc[r][i]) + min_sum[r][i];
 #else
-    float acc[NA];
-    for (int i = 0; i < NA; ++i) acc[i] = 0.0f;
+    (void)act_scales;  // the portable path decodes inline
+    float acc[NR][NA];
+    for (int r = 0; r < NR; ++r)
+      for (int i = 0; i < NA; ++i) acc[r][i] = 0.0f;
     alignas(64) int8_t q[32];
     for (int64_t b = 0; b < nb; ++b) {
-      Fmt::UnpackScalar(w[b], q);
-      const float dw = HalfToFloat(w[b].d);
-      for (int i = 0; i < NA; ++i) {
-        const ActBlock& ab = a[i][b];
-        const int32_t sum = DotI8Portable(q, ab.qs, 32);
-        acc[i] += (dw * HalfToFloat(ab.d)) * static_cast<float>(sum);
-        if (!Fmt::kSigned) min_sum[i] += MinTerm<Fmt>(w[b], ab);
+      for (int r = 0; r < NR; ++r) {
+        Fmt::UnpackScalar(w[r][b], q);
+        const float dw = HalfToFloat(w[r][b].d);
+        for (int i = 0; i < NA; ++i) {
+          const ActBlock& ab = a[i][b];
+          const int32_t sum = DotI8Portable(q, ab.qs, 32);
+          acc[r][i] += (dw * HalfToFloat(ab.d)) * static_cast<float>(sum);
+          if (!Fmt::kSigned) min_sum[r][i] += MinTerm<Fmt>(w[r][b], ab);
+        }
       }
     }
-    for (int i = 0; i < NA; ++i) out[i] = acc[i] + min_sum[i];
+    for (int r = 0; r < NR; ++r)
+      for (int i = 0; i < NA; ++i) out[r * NA + i] = acc[r][i] + min_sum[r][i];
 #endif
   }
+
+  // RunTiled's interface (one weight row, NA activation rows): prefill.
+  template <int NA>
+  static void DotTile(const char* row, const char* const* acts, int64_t n, float* out) {
+    Dot<1, NA>(&row, acts, n, out);
+  }
 };
+
+// mat_vec (n_act == 1) with the activation scales decoded once per call; mat_mat through
+// RunTiled. Both reach every (row, activation) pair through Block32Kernel::Dot, whose per-pair
+// bits do not depend on the path (the pre-decoded scales are the same floats).
+template <class Kernel>
+void RunBlock32(const MatMulArgs& args) {
+  constexpr int64_t kMaxScales = 1024;  // rows of up to 32768 elements; longer: decode inline
+  const int64_t nb = args.n / 32;
+  if (args.n_act != 1 || nb > kMaxScales) {
+    RunTiled<Kernel>(args);
+    return;
+  }
+  const char* w = static_cast<const char*>(args.w);
+  const char* act = static_cast<const char*>(args.act);
+  float scales[kMaxScales];  // [nb] the activation row's block scales
+  const auto* ab = reinterpret_cast<const typename Kernel::ActBlock*>(act);
+  for (int64_t b = 0; b < nb; ++b) scales[b] = HalfToFloat(ab[b].d);
+  for (int64_t r = args.row_begin; r < args.row_end; ++r) {
+    const char* row = w + r * args.w_row_bytes;
+    Kernel::template Dot<1, 1, true>(&row, &act, args.n, args.y + r, scales);
+  }
+}
 
 }  // namespace
 
@@ -187,11 +245,11 @@ void UnpackBlock32(uint32_t w_type, const void* block, int8_t q[32]) {
 
 bool MatMulBlock32(uint32_t w_type, const MatMulArgs& args) {
   switch (w_type) {
-    case GGML_TYPE_Q4_0: RunTiled<Block32Kernel<Q4_0>>(args); return true;
-    case GGML_TYPE_Q4_1: RunTiled<Block32Kernel<Q4_1>>(args); return true;
-    case GGML_TYPE_Q5_0: RunTiled<Block32Kernel<Q5_0>>(args); return true;
-    case GGML_TYPE_Q5_1: RunTiled<Block32Kernel<Q5_1>>(args); return true;
-    case GGML_TYPE_Q8_0: RunTiled<Block32Kernel<Q8_0>>(args); return true;
+    case GGML_TYPE_Q4_0: RunBlock32<Block32Kernel<Q4_0>>(args); return true;
+    case GGML_TYPE_Q4_1: RunBlock32<Block32Kernel<Q4_1>>(args); return true;
+    case GGML_TYPE_Q5_0: RunBlock32<Block32Kernel<Q5_0>>(args); return true;
+    case GGML_TYPE_Q5_1: RunBlock32<Block32Kernel<Q5_1>>(args); return true;
+    case GGML_TYPE_Q8_0: RunBlock32<Block32Kernel<Q8_0>>(args); return true;
     default: return false;
   }
 }
