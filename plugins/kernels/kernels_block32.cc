@@ -31,11 +31,14 @@ void AddFifthBits(const uint8_t qh_bytes[4], int8_t q[32]) {
 
 // ---- per-format traits ------------------------------------------------------------------------
 // Block/ActBlock: layouts. kSigned: weight integers are signed (sign trick) rather than
-// unsigned with a min. Unpack: the weight integers of one block in element order.
+// unsigned with a min. kOffset: for Q4_0/Q5_0 the stored integers are q + kOffset in
+// [0, 2 * kOffset) (0: not such a format). Unpack: the weight integers of one block in element
+// order.
 
 struct Q4_0 {
   using Block = block_q4_0;
   using ActBlock = block_q8_0;
+  static constexpr int kOffset = 8;
   static constexpr bool kSigned = true;
   static void UnpackScalar(const Block& b, int8_t q[32]) {
     UnpackNibbles(b.qs, q);
@@ -45,12 +48,14 @@ struct Q4_0 {
 struct Q4_1 {
   using Block = block_q4_1;
   using ActBlock = block_q8_1;
+  static constexpr int kOffset = 0;
   static constexpr bool kSigned = false;
   static void UnpackScalar(const Block& b, int8_t q[32]) { UnpackNibbles(b.qs, q); }
 };
 struct Q5_0 {
   using Block = block_q5_0;
   using ActBlock = block_q8_0;
+  static constexpr int kOffset = 16;
   static constexpr bool kSigned = true;
   static void UnpackScalar(const Block& b, int8_t q[32]) {
     UnpackNibbles(b.qs, q);
@@ -61,6 +66,7 @@ struct Q5_0 {
 struct Q5_1 {
   using Block = block_q5_1;
   using ActBlock = block_q8_1;
+  static constexpr int kOffset = 0;
   static constexpr bool kSigned = false;
   static void UnpackScalar(const Block& b, int8_t q[32]) {
     UnpackNibbles(b.qs, q);
@@ -70,6 +76,7 @@ struct Q5_1 {
 struct Q8_0 {
   using Block = block_q8_0;
   using ActBlock = block_q8_0;
+  static constexpr int kOffset = 0;
   static constexpr bool kSigned = true;
   static void UnpackScalar(const Block& b, int8_t q[32]) { std::memcpy(q, b.qs, 32); }
 };
@@ -120,12 +127,24 @@ inline __m256i UnpackX86(const block_q5_1& b) {
 inline __m256i UnpackX86(const block_q8_0& b) {
   return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs));
 }
+
+// The stored integers q + kOffset (unsigned) of the offset formats.
+inline __m256i UnpackStoredX86(const block_q4_0& b) { return NibblesX86(b.qs); }
+inline __m256i UnpackStoredX86(const block_q5_0& b) {
+  const __m256i high = _mm256_and_si256(BitsToBytesX86(b.qh), _mm256_set1_epi8(0x10));
+  return _mm256_or_si256(NibblesX86(b.qs), high);
+}
+template <class Block>
+inline __m256i UnpackStoredX86(const Block&) {  // not an offset format; never called
+  return _mm256_setzero_si256();
+}
 #endif
 
 template <class Fmt>
 struct Block32Kernel {
   using Block = typename Fmt::Block;
   using ActBlock = typename Fmt::ActBlock;
+  static constexpr int kOffset = Fmt::kOffset;
 
 #if GGUFLOW_X86_256
   // acc + (d_w * d_a) * float(exact integer dot of one block). `q`: the weight integers, `u`:
@@ -147,10 +166,11 @@ struct Block32Kernel {
   // give the same bits.
   // kPreScaled (NA == 1 only): `act_scales` holds the activation row's block scales already
   // decoded to float (the same values as HalfToFloat of each block's d), saving the conversion
-  // per weight row; otherwise it is unused.
+  // per weight row; otherwise it is unused. act_sums (kPreScaled, offset formats): [nb][8]
+  // kOffset * the sum of each 4 activation integers, 32-byte aligned.
   template <int NR, int NA, bool kPreScaled = false>
   static void Dot(const char* const* rows, const char* const* acts, int64_t n, float* out,
-                  const float* act_scales = nullptr) {
+                  const float* act_scales = nullptr, const int32_t* act_sums = nullptr) {
     const Block* w[NR];
     for (int r = 0; r < NR; ++r) w[r] = reinterpret_cast<const Block*>(rows[r]);
     const ActBlock* a[NA];
@@ -163,6 +183,24 @@ struct Block32Kernel {
     __m256 acc[NR][NA];
     for (int r = 0; r < NR; ++r)
       for (int i = 0; i < NA; ++i) acc[r][i] = _mm256_setzero_ps();
+    if constexpr (kPreScaled && Fmt::kOffset > 0 && NA == 1) {
+      // Offset formats in mat_vec: the 8 int32 lanes of the block dot are computed as
+      // dot(q + kOffset, a) - kOffset * sum(a) (act_sums holds the second term per block and
+      // lane) instead of with the sign trick: the same exact integers, fewer instructions.
+      for (int64_t b = 0; b < nb; ++b) {
+        for (int r = 0; r < NR; ++r) {
+          const __m256i u = UnpackStoredX86(w[r][b]);
+          const __m256i s = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[0][b].qs));
+          const __m256i lanes = _mm256_sub_epi32(
+              DotU8I8(u, s), _mm256_load_si256(reinterpret_cast<const __m256i*>(act_sums + 8 * b)));
+          const float dw = HalfToFloat(w[r][b].d);
+          acc[r][0] = _mm256_fmadd_ps(_mm256_set1_ps(dw * act_scales[b]),
+                                      _mm256_cvtepi32_ps(lanes), acc[r][0]);
+        }
+      }
+      for (int r = 0; r < NR; ++r) out[r] = HorizontalSum(acc[r][0]);
+      return;
+    }
     for (int64_t b = 0; b < nb; ++b) {
       for (int r = 0; r < NR; ++r) {
         const __m256i q = UnpackX86(w[r][b]);
@@ -179,7 +217,7 @@ struct Block32Kernel {
     for (int r = 0; r < NR; ++r)
       for (int i = 0; i < NA; ++i) out[r * NA + i] = HorizontalSum(acc[r][i]) + min_sum[r][i];
 #else
-    (void)act_scales;  // the portable path decodes inline
+    (void)act_scales, (void)act_sums;  // the portable path decodes inline
     float acc[NR][NA];
     for (int r = 0; r < NR; ++r)
       for (int i = 0; i < NA; ++i) acc[r][i] = 0.0f;
@@ -213,7 +251,7 @@ struct Block32Kernel {
 // bits do not depend on the path (the pre-decoded scales are the same floats).
 template <class Kernel>
 void RunBlock32(const MatMulArgs& args) {
-  constexpr int64_t kMaxScales = 1024;  // rows of up to 32768 elements; longer: decode inline
+  constexpr int64_t kMaxScales = 512;  // rows of up to 16384 elements; longer: decode inline
   const int64_t nb = args.n / 32;
   if (args.n_act != 1 || nb > kMaxScales) {
     RunTiled<Kernel>(args);
@@ -224,9 +262,21 @@ void RunBlock32(const MatMulArgs& args) {
   float scales[kMaxScales];  // [nb] the activation row's block scales
   const auto* ab = reinterpret_cast<const typename Kernel::ActBlock*>(act);
   for (int64_t b = 0; b < nb; ++b) scales[b] = HalfToFloat(ab[b].d);
+  const int32_t* sums = nullptr;
+#if GGUFLOW_X86_256
+  alignas(32) int32_t sums_buf[Kernel::kOffset > 0 ? kMaxScales * 8 : 8];  // [nb][8]
+  if constexpr (Kernel::kOffset > 0) {
+    const __m256i offset = _mm256_set1_epi8(static_cast<char>(Kernel::kOffset));
+    for (int64_t b = 0; b < nb; ++b) {
+      const __m256i s = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ab[b].qs));
+      _mm256_store_si256(reinterpret_cast<__m256i*>(sums_buf + 8 * b), DotU8I8(offset, s));
+    }
+    sums = sums_buf;
+  }
+#endif
   for (int64_t r = args.row_begin; r < args.row_end; ++r) {
     const char* row = w + r * args.w_row_bytes;
-    Kernel::template Dot<1, 1, true>(&row, &act, args.n, args.y + r, scales);
+    Kernel::template Dot<1, 1, true>(&row, &act, args.n, args.y + r, scales, sums);
   }
 }
 
