@@ -31,9 +31,12 @@ int run_lower(int argc, char** argv) {
   options.set = graph::parse_set_options(args.all("--set"));
   const graph::Graph g = graph::load_graph(graph_path, model, options);
   // The sampling stage is not part of the bound graph; carry it over so that the lowered file
-  // generates exactly as the template does.
-  const std::string text =
-      graph::lowered_yaml(g) + graph::sampler_section_yaml(graph::load_sampler_section(graph_path));
+  // generates exactly as the template does. A graph without the stage's input among its outputs
+  // (embed.yaml inherits decode's section but has no logits) has nothing to sample: omit it.
+  const graph::SamplerSection sampler = graph::load_sampler_section(graph_path);
+  bool samples = sampler.present && sampler.input.empty();
+  for (int t : g.outputs) samples = samples || (sampler.present && g.tensors[static_cast<size_t>(t)].name == sampler.input);
+  const std::string text = graph::lowered_yaml(g) + (samples ? graph::sampler_section_yaml(sampler) : "");
 
   if (!args.has("--output")) {
     std::fwrite(text.data(), 1, text.size(), stdout);
