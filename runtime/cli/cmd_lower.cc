@@ -1,12 +1,12 @@
 // `gguflow lower MODEL.gguf [--graph FILE] [-o OUT.yaml] [--set name=value]...`: binds a graph to
 // a model and writes the fully expanded graph (itself a loadable graph file).
 #include <cstdio>
-#include <fstream>
 #include <string>
 
 #include "runtime/cli/args.h"
 #include "runtime/cli/commands.h"
 #include "runtime/core/error.h"
+#include "runtime/core/output_file.h"
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/graph/load.h"
 #include "runtime/graph/sampler_section.h"
@@ -43,10 +43,10 @@ int run_lower(int argc, char** argv) {
     return 0;
   }
   const std::string out_path = args.get("--output");
-  std::ofstream out(out_path, std::ios::binary);
-  if (!out) throw error(out_path, ": cannot open for writing");
-  out << text;
-  if (!out.flush()) throw error(out_path, ": write failed");
+  OutputFile out(out_path);
+  if (std::fwrite(text.data(), 1, text.size(), out.stream()) != text.size())
+    throw error(out_path, ": write failed");
+  out.commit();
   std::fprintf(stderr, "lowered %s for %s: %zu nodes, %zu states -> %s\n", graph_path.c_str(),
                args.positionals()[0].c_str(), g.nodes.size(), g.states.size(), out_path.c_str());
   return 0;

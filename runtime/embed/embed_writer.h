@@ -19,6 +19,8 @@
 #include <string>
 #include <string_view>
 
+#include "runtime/core/output_file.h"
+
 namespace gguflow::embed {
 
 enum class OutputFormat { kJsonl, kTsv, kNpy };
@@ -49,25 +51,5 @@ void append_float(std::string* out, float v);
 // The 128-byte-aligned NumPy 1.0 header for a little-endian float32 C-order array of `shape`.
 std::string npy_header_f32(int64_t rows, int64_t cols);
 
-// An output file written under a temporary name in the same folder and renamed over `path` by
-// commit(), so a reader never sees a partial file; destroyed uncommitted, it removes the
-// temporary. path "-" or "" means stdout (no temporary).
-class OutputFile {
- public:
-  explicit OutputFile(const std::string& path);
-  ~OutputFile();
-  OutputFile(const OutputFile&) = delete;
-  OutputFile& operator=(const OutputFile&) = delete;
-
-  FILE* stream() const { return stream_; }
-  const std::string& name() const { return name_; }  // the final path, or "<stdout>"
-  // Flushes, closes and renames into place. Throws gguflow::Error naming the file on failure.
-  void commit();
-
- private:
-  std::string path_, temp_path_, name_;
-  FILE* stream_ = nullptr;
-  bool committed_ = false;
-};
 
 }  // namespace gguflow::embed

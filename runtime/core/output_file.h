@@ -1,0 +1,31 @@
+// An output file that is never seen half-written: used by every command that writes a result
+// file (embed, lower, ...).
+#pragma once
+
+#include <cstdio>
+#include <string>
+
+namespace gguflow {
+
+// An output file written under a temporary name in the same folder and renamed over `path` by
+// commit(), so a reader never sees a partial file; destroyed uncommitted, it removes the
+// temporary. path "-" or "" means stdout (no temporary).
+class OutputFile {
+ public:
+  explicit OutputFile(const std::string& path);
+  ~OutputFile();
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+
+  FILE* stream() const { return stream_; }
+  const std::string& name() const { return name_; }  // the final path, or "<stdout>"
+  // Flushes, closes and renames into place. Throws gguflow::Error naming the file on failure.
+  void commit();
+
+ private:
+  std::string path_, temp_path_, name_;
+  FILE* stream_ = nullptr;
+  bool committed_ = false;
+};
+
+}  // namespace gguflow
