@@ -235,6 +235,51 @@ struct Q6K {
 #endif
 };
 
+#if GGUFLOW_X86_256
+// Byte shuffles that spread per-16 scales j = 2c, 2c+1 over the 16 i16 lanes of chunk c.
+alignas(16) constexpr uint8_t kSpread[8][16] = {
+    {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1},
+    {2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3},
+    {4, 4, 4, 4, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 5, 5},
+    {6, 6, 6, 6, 6, 6, 6, 6, 7, 7, 7, 7, 7, 7, 7, 7},
+    {8, 8, 8, 8, 8, 8, 8, 8, 9, 9, 9, 9, 9, 9, 9, 9},
+    {10, 10, 10, 10, 10, 10, 10, 10, 11, 11, 11, 11, 11, 11, 11, 11},
+    {12, 12, 12, 12, 12, 12, 12, 12, 13, 13, 13, 13, 13, 13, 13, 13},
+    {14, 14, 14, 14, 14, 14, 14, 14, 15, 15, 15, 15, 15, 15, 15, 15}};
+
+// Chunk c's 16 i16 scale lanes (elements 32c..32c+15 -> sc[2c], 32c+16..32c+31 -> sc[2c+1]).
+inline __m256i SpreadScales(__m128i sc8, int c) {
+  return _mm256_cvtepi8_epi16(
+      _mm_shuffle_epi8(sc8, _mm_load_si128(reinterpret_cast<const __m128i*>(kSpread[c]))));
+}
+
+// The float part of one (super-block, activation) pair, shared by the direct path (mat_vec)
+// and the pre-decoded path (mat_mat) so both perform the same float operations in the same
+// order: isum are the 8 int32 lanes of sum_c madd(maddubs(q_c, a_c), scale_c) (exact, so any
+// integer evaluation order gives the same lanes), coef the 16 i16 per-16 coefficients.
+template <class Fmt>
+inline void FinishBlock(__m256i isum, const block_q8_K& ab, __m256i coef, float d, float dmin,
+                        __m256& acc, __m256& acc_min) {
+  const __m256i bsums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ab.bsums));
+  const __m256i corr = _mm256_madd_epi16(bsums, coef);
+  const float da = ab.d;
+  if constexpr (Fmt::kOffsetShift < 0) {
+    acc_min = _mm256_fmadd_ps(_mm256_set1_ps(dmin * da), _mm256_cvtepi32_ps(corr), acc_min);
+  } else {
+    (void)dmin;
+    isum = _mm256_sub_epi32(isum, _mm256_slli_epi32(corr, Fmt::kOffsetShift));
+  }
+  acc = _mm256_fmadd_ps(_mm256_set1_ps(d * da), _mm256_cvtepi32_ps(isum), acc);
+}
+
+template <class Fmt>
+inline float FinishDot(__m256 acc, __m256 acc_min) {
+  if constexpr (Fmt::kOffsetShift < 0) return HorizontalSum(acc) - HorizontalSum(acc_min);
+  (void)acc_min;
+  return HorizontalSum(acc);
+}
+#endif
+
 template <class Fmt>
 struct KQuantKernel {
   using Block = typename Fmt::Block;
@@ -247,16 +292,6 @@ struct KQuantKernel {
     for (int i = 0; i < NA; ++i) a[i] = reinterpret_cast<const block_q8_K*>(acts[i]);
     const int64_t nb = n / 256;
 #if GGUFLOW_X86_256
-    // Byte shuffles that spread per-16 scales j = 2c, 2c+1 over the 16 i16 lanes of chunk c.
-    alignas(16) static constexpr uint8_t kSpread[8][16] = {
-        {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1},
-        {2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3},
-        {4, 4, 4, 4, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 5, 5},
-        {6, 6, 6, 6, 6, 6, 6, 6, 7, 7, 7, 7, 7, 7, 7, 7},
-        {8, 8, 8, 8, 8, 8, 8, 8, 9, 9, 9, 9, 9, 9, 9, 9},
-        {10, 10, 10, 10, 10, 10, 10, 10, 11, 11, 11, 11, 11, 11, 11, 11},
-        {12, 12, 12, 12, 12, 12, 12, 12, 13, 13, 13, 13, 13, 13, 13, 13},
-        {14, 14, 14, 14, 14, 14, 14, 14, 15, 15, 15, 15, 15, 15, 15, 15}};
     __m256 acc[NA], acc_min[NA];
     for (int i = 0; i < NA; ++i) acc[i] = acc_min[i] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
@@ -268,8 +303,7 @@ struct KQuantKernel {
 #pragma GCC unroll 8
       for (int c = 0; c < 8; ++c) {
         const __m256i q = Fmt::Chunk(w[b], c);
-        const __m256i scale = _mm256_cvtepi8_epi16(
-            _mm_shuffle_epi8(sc8, _mm_load_si128(reinterpret_cast<const __m128i*>(kSpread[c]))));
+        const __m256i scale = SpreadScales(sc8, c);
         for (int i = 0; i < NA; ++i) {
           const __m256i act = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[i][b].qs + 32 * c));
           const __m256i prod = _mm256_maddubs_epi16(q, act);
@@ -277,21 +311,11 @@ struct KQuantKernel {
         }
       }
       const __m256i coef = _mm256_cvtepi8_epi16(coef8);
-      for (int i = 0; i < NA; ++i) {
-        const __m256i bsums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[i][b].bsums));
-        const __m256i corr = _mm256_madd_epi16(bsums, coef);
-        const float da = a[i][b].d;
-        if constexpr (kHasMin) {
-          acc_min[i] = _mm256_fmadd_ps(_mm256_set1_ps(Fmt::Dmin(w[b]) * da), _mm256_cvtepi32_ps(corr), acc_min[i]);
-        } else {
-          isum[i] = _mm256_sub_epi32(isum[i], _mm256_slli_epi32(corr, Fmt::kOffsetShift));
-        }
-        acc[i] = _mm256_fmadd_ps(_mm256_set1_ps(d * da), _mm256_cvtepi32_ps(isum[i]), acc[i]);
-      }
+      float dmin = 0.0f;
+      if constexpr (kHasMin) dmin = Fmt::Dmin(w[b]);
+      for (int i = 0; i < NA; ++i) FinishBlock<Fmt>(isum[i], a[i][b], coef, d, dmin, acc[i], acc_min[i]);
     }
-    for (int i = 0; i < NA; ++i) {
-      out[i] = kHasMin ? HorizontalSum(acc[i]) - HorizontalSum(acc_min[i]) : HorizontalSum(acc[i]);
-    }
+    for (int i = 0; i < NA; ++i) out[i] = FinishDot<Fmt>(acc[i], acc_min[i]);
 #else
     float acc[NA], acc_min[NA];
     for (int i = 0; i < NA; ++i) acc[i] = acc_min[i] = 0.0f;
@@ -320,6 +344,121 @@ struct KQuantKernel {
 #endif
   }
 };
+
+#if GGUFLOW_X86_256
+// ---- mat_mat: weight rows decoded once per row tile, reused by every activation tile -------
+// In DotTile every (row, activation tile) pair unpacks the weight bits and spreads the scales
+// again, which for a tile of 4 costs more than the 4 activations' multiplies. Here a tile of
+// rows is decoded once into a stack buffer (L2-resident) and each activation tile then costs
+// maddubs, madd, add per (chunk, activation). The integer lanes and the float operations per
+// (row, activation) are those of DotTile (FinishBlock, FinishDot), so the bits are the same.
+
+// One super-block, decoded. 576 bytes.
+struct alignas(32) DecodedKBlock {
+  uint8_t q[8][32];      // chunk c: the unsigned weights of elements 32c .. 32c+31 (0..63)
+  int16_t scale[8][16];  // chunk c: its 16 i16 madd lanes (SpreadScales)
+  int16_t coef[16];      // per-16 coefficients of the activation's bsums
+  float d;               // super-block scale
+  float dmin;            // super-block min scale (formats with a min; 0 otherwise)
+};
+
+// Decoded super-blocks per row tile (54 KiB of stack); rows longer than this use DotTile.
+constexpr int64_t kDecodedBudgetBlocks = 96;
+constexpr int64_t kDecodedMaxRows = 8;
+// Activations per inner tile: each decoded chunk is loaded once per tile.
+constexpr int kDecodedActTile = 4;
+
+template <class Fmt>
+void DecodeRow(const typename Fmt::Block* w, int64_t nb, DecodedKBlock* out) {
+  for (int64_t b = 0; b < nb; ++b) {
+    DecodedKBlock& o = out[b];
+    __m128i sc8, coef8;
+    Fmt::PrepareX86(w[b], sc8, coef8);
+#pragma GCC unroll 8
+    for (int c = 0; c < 8; ++c) {
+      _mm256_store_si256(reinterpret_cast<__m256i*>(o.q[c]), Fmt::Chunk(w[b], c));
+      _mm256_store_si256(reinterpret_cast<__m256i*>(o.scale[c]), SpreadScales(sc8, c));
+    }
+    _mm256_store_si256(reinterpret_cast<__m256i*>(o.coef), _mm256_cvtepi8_epi16(coef8));
+    o.d = HalfToFloat(w[b].d);
+    o.dmin = 0.0f;
+    if constexpr (Fmt::kOffsetShift < 0) o.dmin = Fmt::Dmin(w[b]);
+  }
+}
+
+// out[i] = dot(decoded row, activation row i) for i < NA.
+template <class Fmt, int NA>
+void DotDecoded(const DecodedKBlock* wb, const block_q8_K* const* a, int64_t nb, float* out) {
+  __m256 acc[NA], acc_min[NA];
+  for (int i = 0; i < NA; ++i) acc[i] = acc_min[i] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    const DecodedKBlock& k = wb[b];
+    __m256i isum[NA];
+    for (int i = 0; i < NA; ++i) isum[i] = _mm256_setzero_si256();
+#pragma GCC unroll 8
+    for (int c = 0; c < 8; ++c) {
+      const __m256i q = _mm256_load_si256(reinterpret_cast<const __m256i*>(k.q[c]));
+      const __m256i scale = _mm256_load_si256(reinterpret_cast<const __m256i*>(k.scale[c]));
+      for (int i = 0; i < NA; ++i) {
+        const __m256i act = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[i][b].qs + 32 * c));
+        isum[i] = _mm256_add_epi32(isum[i], _mm256_madd_epi16(_mm256_maddubs_epi16(q, act), scale));
+        asm("" : "+x"(isum[i]));  // keep the sum a chain (no tree of spilled products)
+      }
+    }
+    const __m256i coef = _mm256_load_si256(reinterpret_cast<const __m256i*>(k.coef));
+    for (int i = 0; i < NA; ++i) FinishBlock<Fmt>(isum[i], a[i][b], coef, k.d, k.dmin, acc[i], acc_min[i]);
+  }
+  for (int i = 0; i < NA; ++i) out[i] = FinishDot<Fmt>(acc[i], acc_min[i]);
+}
+
+// DotDecoded for a run-time tile size 1..kDecodedActTile.
+template <class Fmt, int NA = kDecodedActTile>
+void DotDecodedAny(int na, const DecodedKBlock* wb, const block_q8_K* const* a, int64_t nb, float* out) {
+  if constexpr (NA > 1) {
+    if (na < NA) return DotDecodedAny<Fmt, NA - 1>(na, wb, a, nb, out);
+  }
+  DotDecoded<Fmt, NA>(wb, a, nb, out);
+}
+
+// mat_mat through decoded row tiles; false (nothing computed) when one row does not fit.
+template <class Fmt>
+bool RunDecoded(const MatMulArgs& args) {
+  const int64_t nb = args.n / 256;
+  if (nb > kDecodedBudgetBlocks) return false;
+  const int64_t row_tile = std::min<int64_t>(kDecodedMaxRows, kDecodedBudgetBlocks / std::max<int64_t>(nb, 1));
+  DecodedKBlock decoded[kDecodedBudgetBlocks];  // [row_tile][nb]
+  const char* w = static_cast<const char*>(args.w);
+  const char* act = static_cast<const char*>(args.act);
+  for (int64_t r0 = args.row_begin; r0 < args.row_end; r0 += row_tile) {
+    const int64_t r1 = std::min(args.row_end, r0 + row_tile);
+    for (int64_t r = r0; r < r1; ++r)
+      DecodeRow<Fmt>(reinterpret_cast<const typename Fmt::Block*>(w + r * args.w_row_bytes), nb,
+                     decoded + (r - r0) * nb);
+    for (int64_t a0 = 0; a0 < args.n_act; a0 += kDecodedActTile) {
+      const int na = static_cast<int>(std::min<int64_t>(kDecodedActTile, args.n_act - a0));
+      const block_q8_K* acts[kDecodedActTile];
+      for (int i = 0; i < na; ++i)
+        acts[i] = reinterpret_cast<const block_q8_K*>(act + (a0 + i) * args.act_row_bytes);
+      for (int64_t r = r0; r < r1; ++r) {
+        const DecodedKBlock* row = decoded + (r - r0) * nb;
+        float out[kDecodedActTile];
+        DotDecodedAny<Fmt>(na, row, acts, nb, out);
+        for (int i = 0; i < na; ++i) args.y[(a0 + i) * args.y_stride + r] = out[i];
+      }
+    }
+  }
+  return true;
+}
+#endif
+
+// mat_vec (one activation) unpacks in registers as it goes; mat_mat decodes row tiles first.
+template <class Fmt>
+void RunKQuant(const MatMulArgs& args) {
+#if GGUFLOW_X86_256
+  if (args.n_act > 1 && RunDecoded<Fmt>(args)) return;
+#endif
+  RunTiled<KQuantKernel<Fmt>>(args);
+}
 
 }  // namespace
 
@@ -355,11 +494,11 @@ bool KQuantHasMin(uint32_t w_type) {
 
 bool MatMulKQuant(uint32_t w_type, const MatMulArgs& args) {
   switch (w_type) {
-    case GGML_TYPE_Q2_K: RunTiled<KQuantKernel<Q2K>>(args); return true;
-    case GGML_TYPE_Q3_K: RunTiled<KQuantKernel<Q3K>>(args); return true;
-    case GGML_TYPE_Q4_K: RunTiled<KQuantKernel<Q4K>>(args); return true;
-    case GGML_TYPE_Q5_K: RunTiled<KQuantKernel<Q5K>>(args); return true;
-    case GGML_TYPE_Q6_K: RunTiled<KQuantKernel<Q6K>>(args); return true;
+    case GGML_TYPE_Q2_K: RunKQuant<Q2K>(args); return true;
+    case GGML_TYPE_Q3_K: RunKQuant<Q3K>(args); return true;
+    case GGML_TYPE_Q4_K: RunKQuant<Q4K>(args); return true;
+    case GGML_TYPE_Q5_K: RunKQuant<Q5K>(args); return true;
+    case GGML_TYPE_Q6_K: RunKQuant<Q6K>(args); return true;
     default: return false;
   }
 }
