@@ -179,6 +179,25 @@ TEST_P(KernelParity, ResultsDoNotDependOnRowSplit) {
   }
 }
 
+// k-quant rows of 50 super-blocks (the x86 mat_mat decodes one row per tile) and of 97 (longer
+// than its decode buffer: the direct path): mat_vec within tolerance, mat_mat bit-equal to it.
+TEST_P(KernelParity, KQuantLongRowsMatchReferenceInBothMatMatPaths) {
+  const GgufflowKernels& k = plugin_table(GetParam());
+  for (uint32_t type : {GGML_TYPE_Q2_K, GGML_TYPE_Q3_K, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K}) {
+    for (int64_t blocks : {50, 97}) {
+      const TypeCase tc{type, 256 * blocks};
+      SCOPED_TRACE(std::string(ggml_type_info(type)->name) + " n=" + std::to_string(tc.n));
+      const Problem p = make_problem(k, tc);
+      std::vector<float> y_vec(kActs * kRows), y(kActs * kRows);
+      for (int64_t a = 0; a < kActs; ++a)
+        k.mat_vec(p.type, p.w.data(), p.w_row_bytes, p.n, 0, kRows, &p.act[a * p.act_row_bytes], &y_vec[a * kRows]);
+      for (int64_t i = 0; i < kActs * kRows; ++i) ASSERT_NEAR(y_vec[i], p.ref[i], p.tol[i]) << "mat_vec, output " << i;
+      k.mat_mat(p.type, p.w.data(), p.w_row_bytes, p.n, 0, kRows, p.act.data(), p.act_row_bytes, kActs, y.data(), kRows);
+      EXPECT_EQ(0, std::memcmp(y.data(), y_vec.data(), y.size() * sizeof(float))) << "mat_mat differs from mat_vec";
+    }
+  }
+}
+
 TEST_P(KernelParity, ZeroRowsAndZeroActivationsGiveExactZero) {
   const GgufflowKernels& k = plugin_table(GetParam());
   for (const TypeCase& tc : kTypes) {
