@@ -27,7 +27,8 @@
 extern "C" {
 #endif
 
-#define GGUFLOW_KERNEL_ABI_VERSION 1u
+/* 2: row-interleaved (packed) weight layouts: pack_rows, pack, mat_vec_packed, mat_mat_packed. */
+#define GGUFLOW_KERNEL_ABI_VERSION 2u
 
 /* Name of the exported entry point. */
 #define GGUFLOW_KERNELS_ENTRY "gguflow_kernels_get"
@@ -75,6 +76,26 @@ typedef struct GgufflowKernels {
   void (*rope_f32)(float* x, int64_t n_rot, const float* cos_sin, int neox);
   /* y = silu(gate) * up, silu(g) = g / (1 + exp(-g)). */
   void (*silu_mul_f32)(const float* gate, const float* up, float* y, int64_t n);
+
+  /* Packed weights (optional, ABI 2). Some formats multiply faster when groups of rows are
+   * interleaved block by block, because one pass then feeds several independent accumulators
+   * and shares the activation block and the unpacking constants. pack_rows[w] is the group size
+   * of this plugin's packed layout for weight type w, or 0 when it has none (then the three
+   * entries below are never called with w).
+   *  - pack: dst = the packed layout of the n_rows x n matrix src (rows w_row_bytes apart).
+   *    n_rows is a multiple of pack_rows[w_type]; dst holds n_rows * w_row_bytes bytes, the
+   *    same size as src, and does not overlap it.
+   *  - mat_vec_packed / mat_mat_packed: the arguments and the results of mat_vec / mat_mat, bit
+   *    for bit, with w the packed matrix (w_row_bytes still the row-major row size). Row ranges
+   *    may start and end anywhere; ranges of whole groups are the fast case. */
+  uint32_t pack_rows[GGML_TYPE_COUNT];
+  void (*pack)(uint32_t w_type, const void* src, size_t w_row_bytes, int64_t n, int64_t n_rows,
+               void* dst);
+  void (*mat_vec_packed)(uint32_t w_type, const void* w, size_t w_row_bytes, int64_t n,
+                         int64_t row_begin, int64_t row_end, const void* act, float* y);
+  void (*mat_mat_packed)(uint32_t w_type, const void* w, size_t w_row_bytes, int64_t n,
+                         int64_t row_begin, int64_t row_end, const void* act,
+                         size_t act_row_bytes, int64_t n_act, float* y, int64_t y_stride);
 } GgufflowKernels;
 
 typedef const GgufflowKernels* (*GgufflowKernelsGetFn)(void);

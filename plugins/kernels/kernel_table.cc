@@ -57,6 +57,17 @@ void MatVecEntry(uint32_t w_type, const void* w, size_t w_row_bytes, int64_t n, 
   MatMatEntry(w_type, w, w_row_bytes, n, row_begin, row_end, act, 0, 1, y, 0);
 }
 
+void MatMatPackedEntry(uint32_t w_type, const void* w, size_t w_row_bytes, int64_t n,
+                       int64_t row_begin, int64_t row_end, const void* act, size_t act_row_bytes,
+                       int64_t n_act, float* y, int64_t y_stride) {
+  MatMulPacked(w_type, {w, w_row_bytes, n, row_begin, row_end, act, act_row_bytes, n_act, y, y_stride});
+}
+
+void MatVecPackedEntry(uint32_t w_type, const void* w, size_t w_row_bytes, int64_t n,
+                       int64_t row_begin, int64_t row_end, const void* act, float* y) {
+  MatMatPackedEntry(w_type, w, w_row_bytes, n, row_begin, row_end, act, 0, 1, y, 0);
+}
+
 void DequantizeRowEntry(uint32_t type, const void* src, float* dst, int64_t n) {
   DequantizeRow(type, src, dst, n);
 }
@@ -94,6 +105,10 @@ GgufflowKernels MakeTable() {
   t.softmax_f32 = SoftmaxF32;
   t.rope_f32 = RopeF32;
   t.silu_mul_f32 = SiluMulF32;
+  for (uint32_t w = 0; w < GGML_TYPE_COUNT; ++w) t.pack_rows[w] = PackedGroupRows(w);
+  t.pack = PackWeights;
+  t.mat_vec_packed = MatVecPackedEntry;
+  t.mat_mat_packed = MatMatPackedEntry;
   return t;
 }
 
