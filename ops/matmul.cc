@@ -31,11 +31,13 @@ void matmul_rows(const GgufflowKernels& k, const WeightView& w, const void* act,
   GGUFLOW_CHECK(0 <= row_begin && row_begin <= row_end && row_end <= w.n_rows);
   GGUFLOW_CHECK(y_stride >= w.n_rows);
   if (row_begin == row_end) return;
+  const auto mat_vec = w.pack_rows ? k.mat_vec_packed : k.mat_vec;
+  const auto mat_mat = w.pack_rows ? k.mat_mat_packed : k.mat_mat;
   if (n_act == 1) {
-    k.mat_vec(w.type, w.data, w.row_bytes, w.n, row_begin, row_end, act, y);
+    mat_vec(w.type, w.data, w.row_bytes, w.n, row_begin, row_end, act, y);
   } else {
-    k.mat_mat(w.type, w.data, w.row_bytes, w.n, row_begin, row_end, act,
-              activation_row_bytes(k, w), n_act, y, y_stride);
+    mat_mat(w.type, w.data, w.row_bytes, w.n, row_begin, row_end, act,
+            activation_row_bytes(k, w), n_act, y, y_stride);
   }
   if (bias) {
     for (int64_t a = 0; a < n_act; ++a) {

@@ -17,6 +17,10 @@ struct WeightView {
   size_t row_bytes = 0;        // bytes of one row of n elements
   int64_t n = 0;               // elements per row (ne0)
   int64_t n_rows = 0;          // rows (ne1 * ne2 * ...)
+  // 0: row-major as above. > 0: `data` is the kernel plugin's packed layout of the same bytes
+  // (groups of pack_rows rows interleaved, runtime/exec/packed_weights.h); only the plugin's
+  // *_packed kernels read it, and row() does not apply.
+  uint32_t pack_rows = 0;
 
   const void* row(int64_t r) const {
     return static_cast<const char*>(data) + static_cast<size_t>(r) * row_bytes;

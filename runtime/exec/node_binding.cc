@@ -79,6 +79,7 @@ class Binder {
     return w;
   }
 
+  // The weight a matmul multiplies: packed for the plugin when it has a layout for the type.
   ops::WeightView matmul_weight(const char* slot) const {
     const ops::WeightView w = weight(slot);
     try {
@@ -86,7 +87,7 @@ class Binder {
     } catch (const Error& e) {
       throw error(where(), ": ", e.what());
     }
-    return w;
+    return ctx_.packed ? ctx_.packed->packed(k_, w) : w;
   }
 
   // A small weight (norm gain, bias, mean) as f32: the mapping itself when stored as F32,
@@ -125,10 +126,24 @@ class Binder {
   const GgufflowKernels& k_;
 };
 
+// Rows a thread's share should be a multiple of: a packed weight's group (any split gives the
+// same results; whole groups are the fast case).
+int64_t row_unit(const ops::WeightView& w) { return w.pack_rows ? w.pack_rows : 1; }
+
+// Calls body(r0, r1) over row ranges covering [0, n_rows), split across threads at multiples
+// of `unit` (which divides n_rows, or is 1).
+template <typename Body>
+void parallel_row_units(int64_t n_rows, int64_t unit, const Body& body) {
+  const int64_t n_units = (n_rows + unit - 1) / unit;
+  parallel_rows(n_units, grain_for(n_units, (16 + unit - 1) / unit), [&](int64_t u0, int64_t u1) {
+    body(u0 * unit, std::min(n_rows, u1 * unit));
+  });
+}
+
 // y[a][rows] = W act[a] (+ bias) with the output rows split across threads.
 void run_matmul_rows(const GgufflowKernels& k, const ops::WeightView& w, const void* act,
                      int64_t n_act, const float* bias, float* y) {
-  parallel_rows(w.n_rows, grain_for(w.n_rows, 16), [&](int64_t r0, int64_t r1) {
+  parallel_row_units(w.n_rows, row_unit(w), [&](int64_t r0, int64_t r1) {
     ops::matmul_rows(k, w, act, n_act, r0, r1, bias, y, w.n_rows);
   });
 }
@@ -293,7 +308,10 @@ BoundNode Binder::ffn() {
     run_quantize(k, gate, x, T, act_gate);
     if (!shared_act) run_quantize(k, up, x, T, act_up);
     const int64_t rows = static_cast<int64_t>(n_ff);
-    parallel_rows(2 * rows, grain_for(2 * rows, 16), [&](int64_t r0, int64_t r1) {
+    // Gate and up have the same rows; a unit of either's group keeps both splits whole.
+    const int64_t unit = rows % std::max(row_unit(gate), row_unit(up)) == 0
+                             ? std::max(row_unit(gate), row_unit(up)) : 1;
+    parallel_row_units(2 * rows, unit, [&](int64_t r0, int64_t r1) {
       if (r0 < rows)
         ops::matmul_rows(k, gate, act_gate, T, r0, std::min(r1, rows), nullptr, g, rows);
       if (r1 > rows)

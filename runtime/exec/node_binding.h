@@ -11,6 +11,7 @@
 
 #include "ops/attention.h"
 #include "plugins/abi/kernel_abi.h"
+#include "runtime/exec/packed_weights.h"
 #include "runtime/graph/graph.h"
 
 namespace gguflow::exec {
@@ -49,6 +50,7 @@ struct BindContext {
   int max_threads = 1;     // arena concurrency (per-thread scratch)
   std::vector<ops::KvCacheView>* caches = nullptr;   // per graph state (kv_cache), allocated
   std::deque<std::vector<float>>* widened = nullptr;  // owner of small weights widened to f32
+  PackedWeights* packed = nullptr;  // packed copies of matmul weights (null: multiply row-major)
 };
 
 // Throws gguflow::Error naming the node, its YAML location and the weight when a weight's type

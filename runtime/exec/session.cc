@@ -34,7 +34,7 @@ int find_input(const graph::Graph& g, const char* name) {
 
 Session::Session(std::shared_ptr<const graph::Graph> graph, const GgufflowKernels& kernels,
                  SessionOptions options)
-    : graph_(std::move(graph)), kernels_(kernels) {
+    : graph_(std::move(graph)), kernels_(kernels), packed_(options.pack_weights) {
   const graph::Graph& g = *graph_;
   if (options.n_threads < 0) throw error("--threads must be positive, found ", options.n_threads);
   n_threads_ = options.n_threads > 0 ? options.n_threads : tbb::info::default_concurrency();
@@ -92,9 +92,12 @@ Session::Session(std::shared_ptr<const graph::Graph> graph, const GgufflowKernel
   }
 
   // Bind every node, then plan its tensors and scratch in the arena.
-  BindContext ctx{&kernels_, max_batch_, n_ctx_, n_threads_, &caches_, &widened_};
-  for (size_t n = 0; n < g.nodes.size(); ++n)
-    nodes_.push_back(bind_node(g, static_cast<int>(n), ctx));
+  BindContext ctx{&kernels_, max_batch_, n_ctx_, n_threads_, &caches_, &widened_, &packed_};
+  // In the arena: packing weights runs on the session's threads.
+  arena_.execute([&] {
+    for (size_t n = 0; n < g.nodes.size(); ++n)
+      nodes_.push_back(bind_node(g, static_cast<int>(n), ctx));
+  });
 
   std::vector<BufferRequest> requests;
   for (const graph::Tensor& t : g.tensors) {

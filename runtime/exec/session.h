@@ -20,6 +20,7 @@
 #include "ops/attention.h"
 #include "plugins/abi/kernel_abi.h"
 #include "runtime/exec/executor.h"
+#include "runtime/exec/packed_weights.h"
 #include "runtime/graph/graph.h"
 
 namespace gguflow::exec {
@@ -29,6 +30,9 @@ struct SessionOptions {
   int64_t n_ctx = 0;          // KV cache slots; 0: min(model context, 4096)
   int64_t max_batch = 512;    // tokens per graph step during prefill (capped at n_ctx)
   Scheduler scheduler = Scheduler::kFlowGraph;
+  // Multiply packed copies of the weights the kernel plugin has a packed layout for (same
+  // results, faster; runtime/exec/packed_weights.h). Default: on unless GGUFLOW_PACK_WEIGHTS=0.
+  bool pack_weights = PackedWeights::enabled_by_environment();
 };
 
 class Session {
@@ -64,6 +68,7 @@ class Session {
   const graph::Graph& graph() const { return *graph_; }
   size_t arena_bytes() const { return arena_bytes_; }
   size_t kv_cache_bytes() const { return kv_bytes_; }
+  size_t packed_weight_bytes() const { return packed_.bytes(); }  // packed copies in memory
   // The cache of each graph state (g.states order): k [n_ctx][w.k], v [n_ctx][w.v] floats with
   // w = kv_row_widths(graph(), state) (runtime/exec/kv_cache_layout.h). Slot = position.
   // Read by `gguflow kv` to collect keys/values; writable so a study can clear it.
@@ -91,6 +96,7 @@ class Session {
   std::vector<float> kv_storage_;          // every cache: [state][k|v][n_ctx][kv_row]
   std::vector<ops::KvCacheView> caches_;   // per graph state
   std::deque<std::vector<float>> widened_;  // small non-F32 weights decoded once
+  PackedWeights packed_;                     // packed copies of matmul weights (plugin layout)
   size_t tokens_offset_ = 0, positions_offset_ = 0, output_offset_ = 0;
   std::vector<BoundNode> nodes_;
   std::vector<NodeIo> io_;
