@@ -5,7 +5,10 @@
 //
 // Cases: decode (mat_vec, one activation row) and prefill (mat_mat with 64 and 512 rows, and
 // the same rows done one mat_vec at a time for comparison), on 1 and 2 threads: rows are split
-// into chunks with tbb::parallel_for inside a task_arena of that many threads.
+// into chunks with tbb::parallel_for inside a task_arena of that many threads. Where the plugin
+// packs the shape's type (pack_rows > 0, ABI 2), decode_packed and prefill{64,512}_packed run
+// mat_vec_packed / mat_mat_packed on packed copies, in chunks of exactly kRowChunk rows (a
+// multiple of every group size) so each task covers whole groups.
 //
 // Weights live in DRAM as they do during inference (a model is far larger than the caches): each
 // case cycles through enough copies of its matrix to exceed kWorkingSetBytes. Counters:
@@ -105,6 +108,7 @@ size_t row_bytes(uint32_t type, int64_t n) {
 struct Case {
   size_t w_row_bytes = 0, act_row_bytes = 0, matrix_bytes = 0;
   std::vector<std::vector<uint8_t>> copies;
+  std::vector<std::vector<uint8_t>> packed_copies;  // same, in the plugin's packed layout, or none
   std::vector<uint8_t> act;  // [512][act_row_bytes]
 };
 
@@ -127,6 +131,11 @@ const Case& case_for(const Shape& s) {
   }
   const size_t n_copies = std::max<size_t>(1, (kWorkingSetBytes + c->matrix_bytes - 1) / c->matrix_bytes);
   c->copies.assign(n_copies, first);
+  if (g_kernels->pack_rows[s.type] > 0) {
+    std::vector<uint8_t> packed(c->matrix_bytes);
+    g_kernels->pack(s.type, first.data(), c->w_row_bytes, s.n, s.rows, packed.data());
+    c->packed_copies.assign(n_copies, packed);
+  }
   c->act.resize(512 * c->act_row_bytes);
   for (int a = 0; a < 512; ++a) {
     for (auto& v : row) v = normal(rng);
@@ -136,7 +145,7 @@ const Case& case_for(const Shape& s) {
   return *cache[index];
 }
 
-enum Mode { kDecode = 0, kPrefillBatched = 1, kPrefillOneAtATime = 2 };
+enum Mode { kDecode = 0, kPrefillBatched = 1, kPrefillOneAtATime = 2, kDecodePacked = 3, kPrefillPacked = 4 };
 
 // args: shape index, mode, activation rows, threads
 void BM_Matrix(benchmark::State& state) {
@@ -145,13 +154,29 @@ void BM_Matrix(benchmark::State& state) {
   const int64_t n_act = state.range(2);
   const int threads = static_cast<int>(state.range(3));
   const Case& c = case_for(s);
+  const bool packed = mode == kDecodePacked || mode == kPrefillPacked;
+  const auto& copies = packed ? c.packed_copies : c.copies;
   tbb::task_arena arena(threads);
   std::vector<float> y(n_act * s.rows);
   size_t copy = 0;
+  const int64_t n_chunks = (s.rows + kRowChunk - 1) / kRowChunk;
   for (auto _ : state) {
-    const uint8_t* w = c.copies[copy].data();
-    copy = (copy + 1) % c.copies.size();
+    const uint8_t* w = copies[copy].data();
+    copy = (copy + 1) % copies.size();
     arena.execute([&] {
+      if (packed) {
+        // Whole chunks of kRowChunk rows (whole groups); the last chunk holds the rest.
+        tbb::parallel_for(tbb::blocked_range<int64_t>(0, n_chunks, 1), [&](const auto& chunks) {
+          const int64_t begin = chunks.begin() * kRowChunk;
+          const int64_t end = std::min(s.rows, chunks.end() * kRowChunk);
+          if (mode == kPrefillPacked)
+            g_kernels->mat_mat_packed(s.type, w, c.w_row_bytes, s.n, begin, end, c.act.data(),
+                                      c.act_row_bytes, n_act, y.data(), s.rows);
+          else
+            g_kernels->mat_vec_packed(s.type, w, c.w_row_bytes, s.n, begin, end, c.act.data(), y.data());
+        });
+        return;
+      }
       tbb::parallel_for(tbb::blocked_range<int64_t>(0, s.rows, kRowChunk), [&](const auto& r) {
         if (mode == kPrefillBatched) {
           g_kernels->mat_mat(s.type, w, c.w_row_bytes, s.n, r.begin(), r.end(), c.act.data(),
@@ -169,7 +194,7 @@ void BM_Matrix(benchmark::State& state) {
   state.counters["GB/s"] = benchmark::Counter(bytes / 1e9, benchmark::Counter::kIsIterationInvariantRate);
   state.counters["GFLOP/s"] = benchmark::Counter(2.0 * s.rows * s.n * n_act / 1e9,
                                                  benchmark::Counter::kIsIterationInvariantRate);
-  if (mode == kDecode)
+  if (mode == kDecode || mode == kDecodePacked)
     state.counters["of_bw"] = benchmark::Counter(bytes / g_stream_bytes_per_s[threads],
                                                  benchmark::Counter::kIsIterationInvariantRate);
 }
@@ -180,15 +205,24 @@ void register_cases() {
   for (size_t i = 0; i < std::size(kShapes); ++i) {
     const std::string name = kShapes[i].name;
     const bool huge = kShapes[i].rows > 100000;
+    // Packed cases only where the plugin packs this type, in whole groups of rows.
+    const uint32_t group = g_kernels->pack_rows[kShapes[i].type];
+    const bool packs = group > 0 && kShapes[i].rows % group == 0 && kRowChunk % group == 0;
     for (int threads : {1, 2}) {
       benchmark::RegisterBenchmark((name + "/decode").c_str(), BM_Matrix)
           ->Args({int64_t(i), kDecode, 1, threads})->ArgNames({"", "", "", "threads"})->UseRealTime();
+      if (packs)
+        benchmark::RegisterBenchmark((name + "/decode_packed").c_str(), BM_Matrix)
+            ->Args({int64_t(i), kDecodePacked, 1, threads})->ArgNames({"", "", "", "threads"})->UseRealTime();
       for (int64_t batch : {64, 512}) {
         if (huge) continue;  // the lm-head is applied to the last position only
         benchmark::RegisterBenchmark((name + "/prefill" + std::to_string(batch)).c_str(), BM_Matrix)
             ->Args({int64_t(i), kPrefillBatched, batch, threads})->ArgNames({"", "", "", "threads"})->UseRealTime();
         benchmark::RegisterBenchmark((name + "/prefill" + std::to_string(batch) + "_one_at_a_time").c_str(), BM_Matrix)
             ->Args({int64_t(i), kPrefillOneAtATime, batch, threads})->ArgNames({"", "", "", "threads"})->UseRealTime();
+        if (packs)
+          benchmark::RegisterBenchmark((name + "/prefill" + std::to_string(batch) + "_packed").c_str(), BM_Matrix)
+              ->Args({int64_t(i), kPrefillPacked, batch, threads})->ArgNames({"", "", "", "threads"})->UseRealTime();
       }
     }
   }
