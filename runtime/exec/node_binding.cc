@@ -79,15 +79,16 @@ class Binder {
     return w;
   }
 
-  // The weight a matmul multiplies: packed for the plugin when it has a layout for the type.
-  ops::WeightView matmul_weight(const char* slot) const {
+  // The weight a matmul multiplies, through the session's slot for it: row-major, or packed
+  // for the plugin once the session packs (runtime/exec/packed_weights.h). Read at run time.
+  const ops::WeightView* matmul_weight(const char* slot) const {
     const ops::WeightView w = weight(slot);
     try {
       ops::check_matmul_supported(k_, w, node_.weight(slot)->tensor);
     } catch (const Error& e) {
       throw error(where(), ": ", e.what());
     }
-    return ctx_.packed ? ctx_.packed->packed(k_, w) : w;
+    return ctx_.packed->slot(w);
   }
 
   // A small weight (norm gain, bias, mean) as f32: the mapping itself when stored as F32,
@@ -184,7 +185,8 @@ BoundNode Binder::rmsnorm() {
 }
 
 BoundNode Binder::matmul() {
-  const ops::WeightView w = matmul_weight("weight");
+  const ops::WeightView* slot = matmul_weight("weight");
+  const ops::WeightView& w = *slot;
   const float* bias = f32_weight("bias");
   const size_t act_bytes = ops::activation_row_bytes(k_, w);
   const bool per_token = has_token_dim(input_tensor("x").shape);
@@ -195,7 +197,8 @@ BoundNode Binder::matmul() {
   BoundNode b;
   b.scratch_bytes = {act_bytes * static_cast<size_t>(ctx_.max_tokens)};
   b.writes_last_output_only = last_row_capable;
-  b.run = [&k, w, bias, per_token, last_row_capable](const StepView& s, const NodeIo& io) {
+  b.run = [&k, slot, bias, per_token, last_row_capable](const StepView& s, const NodeIo& io) {
+            const ops::WeightView& w = *slot;
             int64_t n_act = per_token ? s.n_tokens : 1;
             const float* x = at<const float>(s, io.inputs[0]);
             if (last_row_capable && s.last_output_only) {
@@ -285,8 +288,9 @@ BoundNode Binder::binary(bool is_add) {
 // down(silu(gate x) * up x). Gate and up rows form one parallel range, so the two matmuls run
 // concurrently; then the gate, the encoding of the hidden state and the down matmul.
 BoundNode Binder::ffn() {
-  const ops::WeightView gate = matmul_weight("gate"), up = matmul_weight("up"),
-                        down = matmul_weight("down");
+  const ops::WeightView *gate_slot = matmul_weight("gate"), *up_slot = matmul_weight("up"),
+                        *down_slot = matmul_weight("down");
+  const ops::WeightView &gate = *gate_slot, &up = *up_slot, &down = *down_slot;
   const bool shared_act = k_.act_type[gate.type] == k_.act_type[up.type];
   const size_t t_max = static_cast<size_t>(ctx_.max_tokens);
   const size_t n_ff = static_cast<size_t>(gate.n_rows);
@@ -297,7 +301,9 @@ BoundNode Binder::ffn() {
                      sizeof(float) * n_ff * t_max,                                // gate out
                      sizeof(float) * n_ff * t_max,                                // up out
                      ops::activation_row_bytes(k_, down) * t_max};                // hidden
-  b.run = [&k, gate, up, down, shared_act, n_ff](const StepView& s, const NodeIo& io) {
+  b.run = [&k, gate_slot, up_slot, down_slot, shared_act, n_ff](const StepView& s,
+                                                                const NodeIo& io) {
+    const ops::WeightView &gate = *gate_slot, &up = *up_slot, &down = *down_slot;
     const int64_t T = s.n_tokens;
     const float* x = at<const float>(s, io.inputs[0]);
     std::byte* act_gate = at<std::byte>(s, io.scratch[0]);

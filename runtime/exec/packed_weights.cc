@@ -57,32 +57,38 @@ std::byte* PackedWeights::allocate(size_t bytes) {
   return out;
 }
 
-ops::WeightView PackedWeights::packed(const GgufflowKernels& k, const ops::WeightView& w) {
-  if (!enabled_ || w.pack_rows != 0 || w.type >= GGML_TYPE_COUNT) return w;
-  const int64_t group = k.pack_rows[w.type];
-  if (group <= 0 || w.n_rows % group != 0 || !k.pack || !k.mat_vec_packed || !k.mat_mat_packed)
-    return w;
-  ops::WeightView view = w;
-  view.pack_rows = static_cast<uint32_t>(group);
-  if (auto it = copies_.find(w.data); it != copies_.end()) {
-    view.data = it->second;
-    return view;
+bool PackedWeights::packable(const ops::WeightView& w) const {
+  if (!enabled_ || w.pack_rows != 0 || w.type >= GGML_TYPE_COUNT) return false;
+  const int64_t group = k_.pack_rows[w.type];
+  return group > 0 && w.n_rows % group == 0 && k_.pack && k_.mat_vec_packed && k_.mat_mat_packed;
+}
+
+const ops::WeightView* PackedWeights::slot(const ops::WeightView& w) {
+  if (auto it = by_data_.find(w.data); it != by_data_.end()) return it->second;
+  ops::WeightView* s = &slots_.emplace_back(w);
+  by_data_.emplace(w.data, s);
+  return s;
+}
+
+void PackedWeights::pack_all() {
+  for (ops::WeightView& w : slots_) {
+    if (!packable(w)) continue;
+    const int64_t group = k_.pack_rows[w.type];
+    const size_t bytes = w.row_bytes * static_cast<size_t>(w.n_rows);
+    std::byte* dst = allocate(bytes);
+    // Groups are independent records: pack them in parallel, a few hundred rows per task.
+    const int64_t n_groups = w.n_rows / group;
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, n_groups, std::max<int64_t>(1, 256 / group)),
+                      [&](const tbb::blocked_range<int64_t>& r) {
+                        const size_t offset = static_cast<size_t>(r.begin() * group) * w.row_bytes;
+                        k_.pack(w.type, static_cast<const std::byte*>(w.data) + offset,
+                                w.row_bytes, w.n, (r.end() - r.begin()) * group, dst + offset);
+                      });
+    release_resident_pages(w.data, bytes);
+    bytes_ += bytes;
+    w.data = dst;
+    w.pack_rows = static_cast<uint32_t>(group);
   }
-  const size_t bytes = w.row_bytes * static_cast<size_t>(w.n_rows);
-  std::byte* dst = allocate(bytes);
-  // Groups are independent records: pack them in parallel, a few hundred rows per task.
-  const int64_t n_groups = w.n_rows / group;
-  tbb::parallel_for(tbb::blocked_range<int64_t>(0, n_groups, std::max<int64_t>(1, 256 / group)),
-                    [&](const tbb::blocked_range<int64_t>& r) {
-                      const size_t offset = static_cast<size_t>(r.begin() * group) * w.row_bytes;
-                      k.pack(w.type, static_cast<const std::byte*>(w.data) + offset, w.row_bytes,
-                             w.n, (r.end() - r.begin()) * group, dst + offset);
-                    });
-  release_resident_pages(w.data, bytes);
-  bytes_ += bytes;
-  view.data = dst;
-  copies_.emplace(w.data, dst);
-  return view;
 }
 
 }  // namespace gguflow::exec

@@ -1,12 +1,20 @@
-// Owner of the packed (row-interleaved) copies of a session's matmul weights.
+// The matmul weights of a session, and their packed (row-interleaved) copies.
 //
 // A kernel plugin may offer a packed layout for some weight types (GgufflowKernels::pack_rows,
 // plugins/abi/kernel_abi.h): the same bytes as the GGUF rows, reordered so that one pass feeds
-// several rows, with results equal bit for bit to the row-major kernels. For those weights the
-// session multiplies a packed copy made once at bind time, and the GGUF pages the copy replaces
-// are dropped from the process (madvise DONTNEED on the read-only mapping: the file's page
-// cache keeps them, and any later reader faults them back in), so resident memory stays about
-// one copy of the weights.
+// several rows, with results equal bit for bit to the row-major kernels. Decode (one token per
+// step) is where it pays: Q5_0 mat_vec runs ~1.5x faster.
+//
+// Packing costs a copy of those weights in fresh memory (for Qwen2.5-0.5B Q4_K_M: 165 MiB,
+// ~0.1-0.2 s on bare metal, ~1.5 s on a VM where first-touch page faults are slow), which
+// prompt-only work (embeddings, scoring a prompt, the first token of a reply) never recovers.
+// So nodes multiply through a slot that holds the row-major view until the session's first
+// decode step calls pack_all(); from then on the slot holds the packed copy. Because results
+// are identical either way, when the switch happens changes no output.
+//
+// After packing a weight, the GGUF pages it replaces are dropped from the process (madvise
+// DONTNEED on the read-only mapping: the page cache keeps them and any later reader faults them
+// back in), so resident memory stays about one copy of the weights.
 //
 // Packing is on by default; GGUFLOW_PACK_WEIGHTS=0 in the environment turns it off (for A/B
 // measurements: the results are the same, only the speed differs).
@@ -14,6 +22,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <vector>
@@ -25,19 +34,24 @@ namespace gguflow::exec {
 
 class PackedWeights {
  public:
-  explicit PackedWeights(bool enabled) : enabled_(enabled) {}
+  PackedWeights(const GgufflowKernels& kernels, bool enabled) : k_(kernels), enabled_(enabled) {}
 
   // True unless GGUFLOW_PACK_WEIGHTS is set to 0 / off / false.
   static bool enabled_by_environment();
 
-  // `w` itself when the kernels have no packed layout for its type (or packing is off, or the
-  // rows do not fill whole groups); else a view of its packed copy (pack_rows set), made on
-  // the first call for this weight and shared by later calls.
-  ops::WeightView packed(const GgufflowKernels& k, const ops::WeightView& w);
+  // The slot a node multiplies `w` through: row-major now, packed after pack_all() when the
+  // kernels have a packed layout for it. One slot per weight (nodes sharing a weight share
+  // it); the pointer stays valid for the lifetime of this object.
+  const ops::WeightView* slot(const ops::WeightView& w);
 
-  size_t bytes() const { return bytes_; }  // total bytes of the packed copies
+  // Packs every packable weight not packed yet (in parallel, on the calling arena's threads).
+  // Must not run while nodes may read the slots.
+  void pack_all();
+
+  size_t bytes() const { return bytes_; }  // total bytes of the packed copies so far
 
  private:
+  bool packable(const ops::WeightView& w) const;
   // Bytes for one packed copy, 64-byte aligned, from chunks of at least kChunkBytes: one
   // allocation per weight would round each small matrix up to a 2 MiB huge page.
   std::byte* allocate(size_t bytes);
@@ -46,11 +60,13 @@ class PackedWeights {
     void operator()(std::byte* p) const;
   };
   static constexpr size_t kChunkBytes = size_t{32} << 20;
+  const GgufflowKernels& k_;
   bool enabled_;
+  std::deque<ops::WeightView> slots_;              // stable addresses
+  std::map<const void*, ops::WeightView*> by_data_;  // slot of each row-major weight
   std::vector<std::unique_ptr<std::byte, Free>> chunks_;  // 2 MiB aligned (huge pages)
-  std::byte* next_ = nullptr;                             // free space of the last chunk:
-  size_t left_ = 0;                                       // [next_, next_ + left_)
-  std::map<const void*, const std::byte*> copies_;        // packed copy by row-major data
+  std::byte* next_ = nullptr;                      // free space of the last chunk:
+  size_t left_ = 0;                                // [next_, next_ + left_)
   size_t bytes_ = 0;
 };
 

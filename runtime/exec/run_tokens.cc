@@ -24,14 +24,15 @@ void run_tokens(const RunTokensRequest& request, const GgufflowKernels& kernels,
   for (const std::string& f : request.weight_files) load_options.weight_files.push_back(GgufFile::open(f));
   auto g = std::make_shared<const graph::Graph>(
       graph::load_graph(request.graph_path, model, load_options));
+  const auto build_start = std::chrono::steady_clock::now();
   Session session(g, kernels, request.session);
   if (request.verbose)
     std::fprintf(log,
                  "graph %s: %zu nodes; kernels %s; threads %d; ctx %lld; arena %.1f MiB; "
-                 "kv cache %.1f MiB\n",
+                 "kv cache %.1f MiB; session built in %.3f s\n",
                  g->name.c_str(), g->nodes.size(), kernels.target_name, session.n_threads(),
                  static_cast<long long>(session.n_ctx()), session.arena_bytes() / 1048576.0,
-                 session.kv_cache_bytes() / 1048576.0);
+                 session.kv_cache_bytes() / 1048576.0, seconds_since(build_start));
 
   const auto start = std::chrono::steady_clock::now();
   // Every position's logits only when they are dumped: otherwise the lm-head computes just the
@@ -56,8 +57,9 @@ void run_tokens(const RunTokensRequest& request, const GgufflowKernels& kernels,
     for (size_t i = 0; i < ids.size(); ++i) std::fprintf(out, i ? " %d" : "%d", ids[i]);
     std::fprintf(out, "\n");
     if (request.verbose)
-      std::fprintf(log, "decode: %zu tokens in %.3f s (%.1f tokens/s)\n", ids.size(),
-                   seconds_since(decode_start), ids.size() / seconds_since(decode_start));
+      std::fprintf(log, "decode: %zu tokens in %.3f s (%.1f tokens/s; packed %.1f MiB of weights at the first step)\n",
+                   ids.size(), seconds_since(decode_start), ids.size() / seconds_since(decode_start),
+                   session.packed_weight_bytes() / 1048576.0);
   }
 }
 

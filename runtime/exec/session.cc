@@ -34,7 +34,7 @@ int find_input(const graph::Graph& g, const char* name) {
 
 Session::Session(std::shared_ptr<const graph::Graph> graph, const GgufflowKernels& kernels,
                  SessionOptions options)
-    : graph_(std::move(graph)), kernels_(kernels), packed_(options.pack_weights) {
+    : graph_(std::move(graph)), kernels_(kernels), packed_(kernels, options.pack_weights) {
   const graph::Graph& g = *graph_;
   if (options.n_threads < 0) throw error("--threads must be positive, found ", options.n_threads);
   n_threads_ = options.n_threads > 0 ? options.n_threads : tbb::info::default_concurrency();
@@ -93,11 +93,8 @@ Session::Session(std::shared_ptr<const graph::Graph> graph, const GgufflowKernel
 
   // Bind every node, then plan its tensors and scratch in the arena.
   BindContext ctx{&kernels_, max_batch_, n_ctx_, n_threads_, &caches_, &widened_, &packed_};
-  // In the arena: packing weights runs on the session's threads.
-  arena_.execute([&] {
-    for (size_t n = 0; n < g.nodes.size(); ++n)
-      nodes_.push_back(bind_node(g, static_cast<int>(n), ctx));
-  });
+  for (size_t n = 0; n < g.nodes.size(); ++n)
+    nodes_.push_back(bind_node(g, static_cast<int>(n), ctx));
 
   std::vector<BufferRequest> requests;
   for (const graph::Tensor& t : g.tensors) {
@@ -185,6 +182,11 @@ std::span<const float> Session::prefill(std::span<const int32_t> tokens,
 }
 
 std::span<const float> Session::decode(int32_t token) {
+  // Decode is where packed weights pay; pack on the first step, on the session's threads.
+  if (!packed_for_decode_) {
+    arena_.execute([&] { packed_.pack_all(); });
+    packed_for_decode_ = true;
+  }
   return prefill(std::span<const int32_t>(&token, 1));
 }
 

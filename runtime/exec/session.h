@@ -30,8 +30,9 @@ struct SessionOptions {
   int64_t n_ctx = 0;          // KV cache slots; 0: min(model context, 4096)
   int64_t max_batch = 512;    // tokens per graph step during prefill (capped at n_ctx)
   Scheduler scheduler = Scheduler::kFlowGraph;
-  // Multiply packed copies of the weights the kernel plugin has a packed layout for (same
-  // results, faster; runtime/exec/packed_weights.h). Default: on unless GGUFLOW_PACK_WEIGHTS=0.
+  // From the first decode step on, multiply packed copies of the weights the kernel plugin has
+  // a packed layout for (same results, faster decode; runtime/exec/packed_weights.h).
+  // Default: on unless GGUFLOW_PACK_WEIGHTS=0.
   bool pack_weights = PackedWeights::enabled_by_environment();
 };
 
@@ -54,7 +55,8 @@ class Session {
   // or when the context would overflow.
   std::span<const float> prefill(std::span<const int32_t> tokens,
                                  std::vector<float>* all_outputs = nullptr);
-  // One decode step: prefill of a single token (matrix-vector kernels).
+  // One decode step: prefill of a single token (matrix-vector kernels). The first one packs the
+  // weights the plugin has a packed layout for (runtime/exec/packed_weights.h).
   std::span<const float> decode(int32_t token);
   // Forgets the sequence (n_past() = 0); the cache is overwritten by the next tokens.
   void reset() { n_past_ = 0; }
@@ -68,7 +70,7 @@ class Session {
   const graph::Graph& graph() const { return *graph_; }
   size_t arena_bytes() const { return arena_bytes_; }
   size_t kv_cache_bytes() const { return kv_bytes_; }
-  size_t packed_weight_bytes() const { return packed_.bytes(); }  // packed copies in memory
+  size_t packed_weight_bytes() const { return packed_.bytes(); }  // packed so far (0 before decode)
   // The cache of each graph state (g.states order): k [n_ctx][w.k], v [n_ctx][w.v] floats with
   // w = kv_row_widths(graph(), state) (runtime/exec/kv_cache_layout.h). Slot = position.
   // Read by `gguflow kv` to collect keys/values; writable so a study can clear it.
@@ -96,7 +98,8 @@ class Session {
   std::vector<float> kv_storage_;          // every cache: [state][k|v][n_ctx][kv_row]
   std::vector<ops::KvCacheView> caches_;   // per graph state
   std::deque<std::vector<float>> widened_;  // small non-F32 weights decoded once
-  PackedWeights packed_;                     // packed copies of matmul weights (plugin layout)
+  PackedWeights packed_;             // matmul weight slots; packed copies (plugin layout)
+  bool packed_for_decode_ = false;   // pack_all() ran (at the first decode step)
   size_t tokens_offset_ = 0, positions_offset_ = 0, output_offset_ = 0;
   std::vector<BoundNode> nodes_;
   std::vector<NodeIo> io_;

@@ -1,7 +1,8 @@
 // Sessions that multiply packed weights (runtime/exec/packed_weights.h) against sessions that
 // multiply the GGUF rows directly: the kernel ABI promises the same bits, so every output of a
-// prompt and of the decode steps after it must be identical, at 1 and 2 threads. Also checks
-// that packing really happened (a regression that quietly turned it off would otherwise pass).
+// prompt, of the decode steps after it (which pack at the first step) and of a prompt after
+// those must be identical, at 1 and 2 threads. Also checks that packing really happened (a
+// regression that quietly turned it off would otherwise pass).
 #include <cstring>
 
 #include <gtest/gtest.h>
@@ -25,12 +26,17 @@ SessionRun run_session(std::shared_ptr<const graph::Graph> g, const GgufflowKern
   options.pack_weights = pack;
   exec::Session session(g, k, options);
   SessionRun run;
-  run.packed_bytes = session.packed_weight_bytes();
   session.prefill(prompt, &run.outputs);
+  // Prompt work never packs (it would not recover the cost); the first decode step does.
+  EXPECT_EQ(session.packed_weight_bytes(), 0u);
   for (int32_t token : {3, 17, 42, 5}) {
     const auto row = session.decode(token);
     run.outputs.insert(run.outputs.end(), row.begin(), row.end());
   }
+  // A second prompt after packing: prefill through the packed weights as well.
+  const auto row = session.prefill(std::vector<int32_t>{9, 10, 11});
+  run.outputs.insert(run.outputs.end(), row.begin(), row.end());
+  run.packed_bytes = session.packed_weight_bytes();
   return run;
 }
 
