@@ -1,4 +1,4 @@
-// Packed (row-interleaved) layout of Q4_0 and Q5_0 weights and its matrix kernels, x86 AVX2 and
+// Packed (row-interleaved) layout of Q4_0, Q5_0 and Q8_0 weights and its matrix kernels, x86 AVX2 and
 // up (the ABI's pack / mat_vec_packed / mat_mat_packed; other targets offer no packed layout).
 //
 // Why: in the row-major layout a Q5_0 mat_vec spends ~18 vector instructions per 32-element
@@ -12,10 +12,11 @@
 // 32b .. 32b+31 of all 8 rows) is stored as one record of 8 * sizeof(block) bytes:
 //   d   [8] fp16        the 8 rows' block scales, row order                       (16 bytes)
 //   qh  [32] u8         Q5_0 only: bit r of byte j = 5th bit of element j of row r (32 bytes)
-//   qs  [4][32] u8      pair p: byte j = low 4 bits of element j of row 2p (low nibble) and of
-//                       row 2p+1 (high nibble)                                      (128 bytes)
-// Q5_0: 176 bytes = 8 * 22; Q4_0: 144 bytes = 8 * 18. Groups follow each other, so the packed
-// matrix has the row-major size and is read as one sequential stream.
+//   qs  [4][32] u8      Q4_0, Q5_0: pair p: byte j = low 4 bits of element j of row 2p (low
+//                       nibble) and of row 2p+1 (high nibble)                      (128 bytes)
+//   qs  [8][32] i8      Q8_0: row r's 32 integers                                  (256 bytes)
+// Q5_0: 176 bytes = 8 * 22; Q4_0: 144 = 8 * 18; Q8_0: 272 = 8 * 34. Groups follow each other,
+// so the packed matrix has the row-major size and is read as one sequential stream.
 //
 // Results: each row's operations are those of the row-major kernel (kernels_block32.cc): per
 // block the exact integer dot of (stored integers = q + offset) with the activation integers
@@ -31,6 +32,8 @@ namespace {
 
 constexpr int kGroupRows = 8;
 
+// kOffset: the nibble formats store q + kOffset (unsigned); Q8_0 stores q itself (signed
+// bytes, multiplied with the sign trick as in the row-major kernel).
 struct PackedQ4_0 {
   using Block = block_q4_0;
   static constexpr bool kFifthBit = false;
@@ -41,14 +44,21 @@ struct PackedQ5_0 {
   static constexpr bool kFifthBit = true;
   static constexpr int kOffset = 16;  // stored integers are q + 16 in [0, 32)
 };
+struct PackedQ8_0 {
+  using Block = block_q8_0;
+  static constexpr bool kFifthBit = false;
+  static constexpr int kOffset = 0;  // signed bytes
+};
 
 template <class Fmt>
 struct PackedLayout {
   static constexpr size_t kColumnBytes = kGroupRows * sizeof(typename Fmt::Block);
   static constexpr size_t kScalesAt = 0;
   static constexpr size_t kHighBitsAt = 16;
-  static constexpr size_t kNibblesAt = Fmt::kFifthBit ? 48 : 16;
-  static_assert(kNibblesAt + 128 == kColumnBytes, "packed record must keep the block bytes");
+  static constexpr size_t kNibblesAt = Fmt::kFifthBit ? 48 : 16;  // nibble formats
+  static constexpr size_t kBytesAt = 16;                           // Q8_0: qs[8][32]
+  static_assert((Fmt::kOffset > 0 ? kNibblesAt + 128 : kBytesAt + 256) == kColumnBytes,
+                "packed record must keep the block bytes");
 };
 
 template <class Fmt>
@@ -64,6 +74,10 @@ void PackMatrix(const void* src, size_t w_row_bytes, int64_t n, int64_t n_rows, 
       for (int r = 0; r < kGroupRows; ++r) {
         const auto& blk = reinterpret_cast<const typename Fmt::Block*>(rows + r * w_row_bytes)[b];
         std::memcpy(rec + L::kScalesAt + 2 * r, &blk.d, 2);
+        if constexpr (Fmt::kOffset == 0) {
+          std::memcpy(rec + L::kBytesAt + 32 * r, blk.qs, 32);
+          continue;
+        }
         // Element j < 16 is the low nibble of qs[j], element j + 16 its high nibble.
         uint8_t* nibbles = rec + L::kNibblesAt + (r / 2) * 32;
         const int shift = 4 * (r & 1);
@@ -94,7 +108,8 @@ struct ActBlockTerms {
   float da;
   explicit ActBlockTerms(const block_q8_0& a)
       : ints(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.qs))),
-        sums(DotU8I8(_mm256_set1_epi8(static_cast<char>(Fmt::kOffset)), ints)),
+        sums(Fmt::kOffset > 0 ? DotU8I8(_mm256_set1_epi8(static_cast<char>(Fmt::kOffset)), ints)
+                              : _mm256_setzero_si256()),
         da(HalfToFloat(a.d)) {}
 };
 
@@ -138,8 +153,16 @@ struct RecordTerms {
 template <class Fmt, int R>
 inline __m256 RowStep(const uint8_t* rec, const RecordTerms<Fmt>& t, const ActBlockTerms<Fmt>& a,
                       __m256 acc) {
-  const __m256i u = StoredIntegers<Fmt, R>(rec, t.high_bits);
-  const __m256i lanes = _mm256_sub_epi32(DotU8I8(u, a.ints), a.sums);
+  __m256i lanes;
+  if constexpr (Fmt::kOffset > 0) {
+    const __m256i u = StoredIntegers<Fmt, R>(rec, t.high_bits);
+    lanes = _mm256_sub_epi32(DotU8I8(u, a.ints), a.sums);
+  } else {
+    // Signed weights: |q| as the unsigned operand, the activation takes q's sign.
+    const __m256i q = _mm256_loadu_si256(
+        reinterpret_cast<const __m256i*>(rec + PackedLayout<Fmt>::kBytesAt + 32 * R));
+    lanes = DotU8I8(_mm256_sign_epi8(q, q), _mm256_sign_epi8(a.ints, q));
+  }
   return _mm256_fmadd_ps(_mm256_broadcast_ss(t.scales + R), _mm256_cvtepi32_ps(lanes), acc);
 }
 
@@ -218,7 +241,8 @@ void MatVecPacked(const void* w, size_t w_row_bytes, int64_t n, int64_t row_begi
 
 uint32_t PackedGroupRows(uint32_t w_type) {
 #if GGUFLOW_X86_256
-  if (w_type == GGML_TYPE_Q4_0 || w_type == GGML_TYPE_Q5_0) return kGroupRows;
+  if (w_type == GGML_TYPE_Q4_0 || w_type == GGML_TYPE_Q5_0 || w_type == GGML_TYPE_Q8_0)
+    return kGroupRows;
 #endif
   (void)w_type;
   return 0;
@@ -228,6 +252,7 @@ void PackWeights(uint32_t w_type, const void* src, size_t w_row_bytes, int64_t n
                  void* dst) {
   if (w_type == GGML_TYPE_Q4_0) PackMatrix<PackedQ4_0>(src, w_row_bytes, n, n_rows, dst);
   if (w_type == GGML_TYPE_Q5_0) PackMatrix<PackedQ5_0>(src, w_row_bytes, n, n_rows, dst);
+  if (w_type == GGML_TYPE_Q8_0) PackMatrix<PackedQ8_0>(src, w_row_bytes, n, n_rows, dst);
 }
 
 void MatMulPacked(uint32_t w_type, const MatMulArgs& a) {
@@ -242,6 +267,7 @@ void MatMulPacked(uint32_t w_type, const MatMulArgs& a) {
       float* y = a.y + i * a.y_stride;
       if (w_type == GGML_TYPE_Q4_0) MatVecPacked<PackedQ4_0>(a.w, a.w_row_bytes, a.n, t0, t1, act, y);
       if (w_type == GGML_TYPE_Q5_0) MatVecPacked<PackedQ5_0>(a.w, a.w_row_bytes, a.n, t0, t1, act, y);
+      if (w_type == GGML_TYPE_Q8_0) MatVecPacked<PackedQ8_0>(a.w, a.w_row_bytes, a.n, t0, t1, act, y);
     }
   }
 #else
