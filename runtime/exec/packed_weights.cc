@@ -8,6 +8,8 @@
 #include <cstring>
 #include <new>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <oneapi/tbb/blocked_range.h>
 #include <oneapi/tbb/parallel_for.h>
@@ -38,25 +40,6 @@ bool PackedWeights::enabled_by_environment() {
 
 void PackedWeights::Free::operator()(std::byte* p) const { std::free(p); }
 
-std::byte* PackedWeights::allocate(size_t bytes) {
-  bytes = (bytes + 63) / 64 * 64;
-  if (bytes > left_) {
-    // 2 MiB alignment lets the kernel back the chunk with transparent huge pages (fewer TLB
-    // misses while decode streams through it). Never zero-filled: packing writes every byte.
-    constexpr size_t kAlign = size_t{2} << 20;
-    const size_t chunk = (std::max(bytes, kChunkBytes) + kAlign - 1) / kAlign * kAlign;
-    auto* p = static_cast<std::byte*>(std::aligned_alloc(kAlign, chunk));
-    if (!p) throw std::bad_alloc();
-    chunks_.emplace_back(p);
-    next_ = p;
-    left_ = chunk;
-  }
-  std::byte* out = next_;
-  next_ += bytes;
-  left_ -= bytes;
-  return out;
-}
-
 bool PackedWeights::packable(const ops::WeightView& w) const {
   if (!enabled_ || w.pack_rows != 0 || w.type >= GGML_TYPE_COUNT) return false;
   const int64_t group = k_.pack_rows[w.type];
@@ -71,24 +54,54 @@ const ops::WeightView* PackedWeights::slot(const ops::WeightView& w) {
 }
 
 void PackedWeights::pack_all() {
+  const auto copy_bytes = [](const ops::WeightView& w) {  // 64-byte multiples
+    return (w.row_bytes * static_cast<size_t>(w.n_rows) + 63) / 64 * 64;
+  };
+  size_t total = 0;
+  for (const ops::WeightView& w : slots_)
+    if (packable(w)) total += copy_bytes(w);
+  if (total == 0) return;
+  // Never zero-filled: packing writes every byte of every copy.
+  constexpr size_t kAlign = size_t{2} << 20;
+  auto* storage = static_cast<std::byte*>(std::aligned_alloc(kAlign, (total + kAlign - 1) / kAlign * kAlign));
+  if (!storage) throw std::bad_alloc();
+  storage_.emplace_back(storage);
+
+  std::byte* next = storage;
+  std::vector<std::pair<const void*, size_t>> released;  // row-major ranges now unused
   for (ops::WeightView& w : slots_) {
     if (!packable(w)) continue;
     const int64_t group = k_.pack_rows[w.type];
     const size_t bytes = w.row_bytes * static_cast<size_t>(w.n_rows);
-    std::byte* dst = allocate(bytes);
-    // Groups are independent records: pack them in parallel, a few hundred rows per task.
-    const int64_t n_groups = w.n_rows / group;
-    tbb::parallel_for(tbb::blocked_range<int64_t>(0, n_groups, std::max<int64_t>(1, 256 / group)),
-                      [&](const tbb::blocked_range<int64_t>& r) {
-                        const size_t offset = static_cast<size_t>(r.begin() * group) * w.row_bytes;
-                        k_.pack(w.type, static_cast<const std::byte*>(w.data) + offset,
-                                w.row_bytes, w.n, (r.end() - r.begin()) * group, dst + offset);
-                      });
-    release_resident_pages(w.data, bytes);
+    std::byte* dst = next;
+    next += copy_bytes(w);
+    const auto* src = static_cast<const std::byte*>(w.data);
+    // Slices of ~8 MiB, each dropped from the resident set once packed: a large matrix (a
+    // 139 MiB lm-head) would otherwise be resident twice at the peak. Within a slice, groups
+    // are independent records packed in parallel, a few hundred rows per task.
+    constexpr size_t kSliceBytes = size_t{8} << 20;
+    const int64_t slice_rows =
+        std::max<int64_t>(1, static_cast<int64_t>(kSliceBytes / w.row_bytes) / group) * group;
+    for (int64_t s0 = 0; s0 < w.n_rows; s0 += slice_rows) {
+      const int64_t s1 = std::min(w.n_rows, s0 + slice_rows);
+      tbb::parallel_for(
+          tbb::blocked_range<int64_t>(s0 / group, s1 / group, std::max<int64_t>(1, 256 / group)),
+          [&](const tbb::blocked_range<int64_t>& r) {
+            const size_t offset = static_cast<size_t>(r.begin() * group) * w.row_bytes;
+            k_.pack(w.type, src + offset, w.row_bytes, w.n, (r.end() - r.begin()) * group,
+                    dst + offset);
+          });
+      release_resident_pages(src + static_cast<size_t>(s0) * w.row_bytes,
+                             static_cast<size_t>(s1 - s0) * w.row_bytes);
+    }
     bytes_ += bytes;
+    released.push_back({w.data, bytes});
     w.data = dst;
     w.pack_rows = static_cast<uint32_t>(group);
   }
+  // Once more over whole matrices: the kernel maps file pages around each fault (64 KiB
+  // windows), so packing a slice re-mapped the edges of slices and matrices released before.
+  for (const auto& [data, bytes] : released) release_resident_pages(data, bytes);
 }
 
 }  // namespace gguflow::exec

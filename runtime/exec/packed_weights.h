@@ -52,21 +52,17 @@ class PackedWeights {
 
  private:
   bool packable(const ops::WeightView& w) const;
-  // Bytes for one packed copy, 64-byte aligned, from chunks of at least kChunkBytes: one
-  // allocation per weight would round each small matrix up to a 2 MiB huge page.
-  std::byte* allocate(size_t bytes);
 
   struct Free {
     void operator()(std::byte* p) const;
   };
-  static constexpr size_t kChunkBytes = size_t{32} << 20;
   const GgufflowKernels& k_;
   bool enabled_;
-  std::deque<ops::WeightView> slots_;              // stable addresses
+  std::deque<ops::WeightView> slots_;                // stable addresses
   std::map<const void*, ops::WeightView*> by_data_;  // slot of each row-major weight
-  std::vector<std::unique_ptr<std::byte, Free>> chunks_;  // 2 MiB aligned (huge pages)
-  std::byte* next_ = nullptr;                      // free space of the last chunk:
-  size_t left_ = 0;                                // [next_, next_ + left_)
+  // One allocation per pack_all() holding every copy it makes, 2 MiB aligned (huge pages):
+  // separate allocations would each end in a partly used huge page.
+  std::vector<std::unique_ptr<std::byte, Free>> storage_;
   size_t bytes_ = 0;
 };
 
