@@ -18,7 +18,10 @@ void embed(const GgufflowKernels& k, const WeightView& table, std::span<const in
     if (id < 0 || id >= table.n_rows)
       throw error("token id ", id, " at position ", t, " is out of range: the vocabulary has ",
                   table.n_rows, " tokens (0..", table.n_rows - 1, ")");
-    k.dequantize_row(table.type, table.row(id), out + t * table.n, table.n);
+    if (table.pack_rows)  // a tied lm-head the session packed: decode the row from the copy
+      k.dequantize_row_packed(table.type, table.data, table.row_bytes, table.n, id, out + t * table.n);
+    else
+      k.dequantize_row(table.type, table.row(id), out + t * table.n, table.n);
   }
 }
 

@@ -27,7 +27,8 @@
 extern "C" {
 #endif
 
-/* 2: row-interleaved (packed) weight layouts: pack_rows, pack, mat_vec_packed, mat_mat_packed. */
+/* 2: row-interleaved (packed) weight layouts: pack_rows, pack, mat_vec_packed, mat_mat_packed,
+ * dequantize_row_packed. */
 #define GGUFLOW_KERNEL_ABI_VERSION 2u
 
 /* Name of the exported entry point. */
@@ -87,7 +88,10 @@ typedef struct GgufflowKernels {
    *    same size as src, and does not overlap it.
    *  - mat_vec_packed / mat_mat_packed: the arguments and the results of mat_vec / mat_mat, bit
    *    for bit, with w the packed matrix (w_row_bytes still the row-major row size). Row ranges
-   *    may start and end anywhere; ranges of whole groups are the fast case. */
+   *    may start and end anywhere; ranges of whole groups are the fast case.
+   *  - dequantize_row_packed: dst[0..n) = row `row` of the packed matrix w, the same values as
+   *    dequantize_row of that row in the row-major matrix (embedding lookups in a table that is
+   *    also a packed matmul weight, e.g. a tied lm-head). */
   uint32_t pack_rows[GGML_TYPE_COUNT];
   void (*pack)(uint32_t w_type, const void* src, size_t w_row_bytes, int64_t n, int64_t n_rows,
                void* dst);
@@ -96,6 +100,8 @@ typedef struct GgufflowKernels {
   void (*mat_mat_packed)(uint32_t w_type, const void* w, size_t w_row_bytes, int64_t n,
                          int64_t row_begin, int64_t row_end, const void* act,
                          size_t act_row_bytes, int64_t n_act, float* y, int64_t y_stride);
+  void (*dequantize_row_packed)(uint32_t w_type, const void* w, size_t w_row_bytes, int64_t n,
+                                int64_t row, float* dst);
 } GgufflowKernels;
 
 typedef const GgufflowKernels* (*GgufflowKernelsGetFn)(void);

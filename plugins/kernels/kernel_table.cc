@@ -109,6 +109,7 @@ GgufflowKernels MakeTable() {
   t.pack = PackWeights;
   t.mat_vec_packed = MatVecPackedEntry;
   t.mat_mat_packed = MatMatPackedEntry;
+  t.dequantize_row_packed = DequantizePackedRow;
   return t;
 }
 

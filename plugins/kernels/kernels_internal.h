@@ -143,6 +143,8 @@ uint32_t PackedGroupRows(uint32_t w_type);
 void PackWeights(uint32_t w_type, const void* src, size_t w_row_bytes, int64_t n, int64_t n_rows,
                  void* dst);
 void MatMulPacked(uint32_t w_type, const MatMulArgs& args);
+void DequantizePackedRow(uint32_t w_type, const void* w, size_t w_row_bytes, int64_t n,
+                         int64_t row, float* dst);
 
 void QuantizeActivations(uint32_t act_type, const float* x, void* dst, int64_t n);
 void DequantizeRow(uint32_t type, const void* src, float* dst, int64_t n);

@@ -96,6 +96,41 @@ void PackMatrix(const void* src, size_t w_row_bytes, int64_t n, int64_t n_rows, 
   }
 }
 
+// Row r of a packed group, block column b, back in its row-major block (the inverse of
+// PackMatrix for one block).
+template <class Fmt>
+typename Fmt::Block UnpackRecordRow(const uint8_t* rec, int r) {
+  using L = PackedLayout<Fmt>;
+  typename Fmt::Block blk;
+  std::memcpy(&blk.d, rec + L::kScalesAt + 2 * r, 2);
+  if constexpr (Fmt::kOffset == 0) {
+    std::memcpy(blk.qs, rec + L::kBytesAt + 32 * r, 32);
+  } else {
+    const uint8_t* nibbles = rec + L::kNibblesAt + (r / 2) * 32;
+    const int shift = 4 * (r & 1);
+    for (int j = 0; j < 16; ++j)
+      blk.qs[j] = static_cast<uint8_t>(((nibbles[j] >> shift) & 0x0F) |
+                                       (((nibbles[j + 16] >> shift) & 0x0F) << 4));
+    if constexpr (Fmt::kFifthBit) {
+      uint32_t qh = 0;
+      for (int j = 0; j < 32; ++j) qh |= static_cast<uint32_t>((rec[L::kHighBitsAt + j] >> r) & 1) << j;
+      std::memcpy(blk.qh, &qh, 4);
+    }
+  }
+  return blk;
+}
+
+template <class Fmt>
+void DequantizePackedRowOf(uint32_t w_type, const void* w, size_t w_row_bytes, int64_t n,
+                           int64_t row, float* dst) {
+  using L = PackedLayout<Fmt>;
+  const auto* group = static_cast<const uint8_t*>(w) + (row / kGroupRows) * kGroupRows * w_row_bytes;
+  for (int64_t b = 0; b < n / 32; ++b) {
+    const auto blk = UnpackRecordRow<Fmt>(group + b * L::kColumnBytes, static_cast<int>(row % kGroupRows));
+    DequantizeRow(w_type, &blk, dst + 32 * b, 32);
+  }
+}
+
 #if GGUFLOW_X86_256
 
 // The activation side of block column b, shared by the 8 rows of a record: the activation
@@ -253,6 +288,13 @@ void PackWeights(uint32_t w_type, const void* src, size_t w_row_bytes, int64_t n
   if (w_type == GGML_TYPE_Q4_0) PackMatrix<PackedQ4_0>(src, w_row_bytes, n, n_rows, dst);
   if (w_type == GGML_TYPE_Q5_0) PackMatrix<PackedQ5_0>(src, w_row_bytes, n, n_rows, dst);
   if (w_type == GGML_TYPE_Q8_0) PackMatrix<PackedQ8_0>(src, w_row_bytes, n, n_rows, dst);
+}
+
+void DequantizePackedRow(uint32_t w_type, const void* w, size_t w_row_bytes, int64_t n,
+                         int64_t row, float* dst) {
+  if (w_type == GGML_TYPE_Q4_0) DequantizePackedRowOf<PackedQ4_0>(w_type, w, w_row_bytes, n, row, dst);
+  if (w_type == GGML_TYPE_Q5_0) DequantizePackedRowOf<PackedQ5_0>(w_type, w, w_row_bytes, n, row, dst);
+  if (w_type == GGML_TYPE_Q8_0) DequantizePackedRowOf<PackedQ8_0>(w_type, w, w_row_bytes, n, row, dst);
 }
 
 void MatMulPacked(uint32_t w_type, const MatMulArgs& a) {

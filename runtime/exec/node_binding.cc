@@ -88,7 +88,7 @@ class Binder {
     } catch (const Error& e) {
       throw error(where(), ": ", e.what());
     }
-    return ctx_.packed->slot(w);
+    return ctx_.packed->slot(w, /*matmul=*/true);
   }
 
   // A small weight (norm gain, bias, mean) as f32: the mapping itself when stored as F32,
@@ -159,17 +159,19 @@ void run_quantize(const GgufflowKernels& k, const ops::WeightView& w, const floa
 }
 
 BoundNode Binder::embed() {
-  const ops::WeightView table = weight("weight");
+  const ops::WeightView row_major = weight("weight");
   try {
-    ops::check_embed_supported(k_, table, node_.weight("weight")->tensor);
+    ops::check_embed_supported(k_, row_major, node_.weight("weight")->tensor);
   } catch (const Error& e) {
     throw error(where(), ": ", e.what());
   }
+  // Through the session's slot: packed once decode starts if a matmul also uses the table.
+  const ops::WeightView* table = ctx_.packed->slot(row_major, /*matmul=*/false);
   const auto& k = k_;
   return {{}, [&k, table](const StepView& s, const NodeIo& io) {
             const std::span<const int32_t> tokens(at<const int32_t>(s, io.inputs[0]),
                                                   static_cast<size_t>(s.n_tokens));
-            ops::embed(k, table, tokens, at<float>(s, io.outputs[0]));
+            ops::embed(k, *table, tokens, at<float>(s, io.outputs[0]));
           }};
 }
 

@@ -40,17 +40,19 @@ bool PackedWeights::enabled_by_environment() {
 
 void PackedWeights::Free::operator()(std::byte* p) const { std::free(p); }
 
-bool PackedWeights::packable(const ops::WeightView& w) const {
-  if (!enabled_ || w.pack_rows != 0 || w.type >= GGML_TYPE_COUNT) return false;
+bool PackedWeights::packable(const Slot& s) const {
+  const ops::WeightView& w = s.view;
+  if (!enabled_ || !s.matmul || w.pack_rows != 0 || w.type >= GGML_TYPE_COUNT) return false;
   const int64_t group = k_.pack_rows[w.type];
-  return group > 0 && w.n_rows % group == 0 && k_.pack && k_.mat_vec_packed && k_.mat_mat_packed;
+  return group > 0 && w.n_rows % group == 0 && k_.pack && k_.mat_vec_packed &&
+         k_.mat_mat_packed && k_.dequantize_row_packed;
 }
 
-const ops::WeightView* PackedWeights::slot(const ops::WeightView& w) {
-  if (auto it = by_data_.find(w.data); it != by_data_.end()) return it->second;
-  ops::WeightView* s = &slots_.emplace_back(w);
-  by_data_.emplace(w.data, s);
-  return s;
+const ops::WeightView* PackedWeights::slot(const ops::WeightView& w, bool matmul) {
+  auto it = by_data_.find(w.data);
+  if (it == by_data_.end()) it = by_data_.emplace(w.data, &slots_.emplace_back(Slot{w})).first;
+  it->second->matmul = it->second->matmul || matmul;
+  return &it->second->view;
 }
 
 void PackedWeights::pack_all() {
@@ -58,8 +60,8 @@ void PackedWeights::pack_all() {
     return (w.row_bytes * static_cast<size_t>(w.n_rows) + 63) / 64 * 64;
   };
   size_t total = 0;
-  for (const ops::WeightView& w : slots_)
-    if (packable(w)) total += copy_bytes(w);
+  for (const Slot& s : slots_)
+    if (packable(s)) total += copy_bytes(s.view);
   if (total == 0) return;
   // Never zero-filled: packing writes every byte of every copy.
   constexpr size_t kAlign = size_t{2} << 20;
@@ -69,8 +71,9 @@ void PackedWeights::pack_all() {
 
   std::byte* next = storage;
   std::vector<std::pair<const void*, size_t>> released;  // row-major ranges now unused
-  for (ops::WeightView& w : slots_) {
-    if (!packable(w)) continue;
+  for (Slot& s : slots_) {
+    if (!packable(s)) continue;
+    ops::WeightView& w = s.view;
     const int64_t group = k_.pack_rows[w.type];
     const size_t bytes = w.row_bytes * static_cast<size_t>(w.n_rows);
     std::byte* dst = next;

@@ -39,10 +39,12 @@ class PackedWeights {
   // True unless GGUFLOW_PACK_WEIGHTS is set to 0 / off / false.
   static bool enabled_by_environment();
 
-  // The slot a node multiplies `w` through: row-major now, packed after pack_all() when the
-  // kernels have a packed layout for it. One slot per weight (nodes sharing a weight share
-  // it); the pointer stays valid for the lifetime of this object.
-  const ops::WeightView* slot(const ops::WeightView& w);
+  // The slot a node reads `w` through: row-major now; after pack_all(), packed when some
+  // matmul multiplies it (`matmul`) and the kernels have a packed layout for its type. One slot
+  // per weight, shared by the nodes that use it (an embedding table tied to the lm-head is
+  // then looked up in the packed copy, so the GGUF pages stay released); the pointer stays
+  // valid for the lifetime of this object.
+  const ops::WeightView* slot(const ops::WeightView& w, bool matmul);
 
   // Packs every packable weight not packed yet (in parallel, on the calling arena's threads).
   // Must not run while nodes may read the slots.
@@ -51,15 +53,19 @@ class PackedWeights {
   size_t bytes() const { return bytes_; }  // total bytes of the packed copies so far
 
  private:
-  bool packable(const ops::WeightView& w) const;
+  struct Slot {
+    ops::WeightView view;
+    bool matmul = false;  // some matmul multiplies it
+  };
+  bool packable(const Slot& s) const;
 
   struct Free {
     void operator()(std::byte* p) const;
   };
   const GgufflowKernels& k_;
   bool enabled_;
-  std::deque<ops::WeightView> slots_;                // stable addresses
-  std::map<const void*, ops::WeightView*> by_data_;  // slot of each row-major weight
+  std::deque<Slot> slots_;                  // stable addresses
+  std::map<const void*, Slot*> by_data_;    // slot of each row-major weight
   // One allocation per pack_all() holding every copy it makes, 2 MiB aligned (huge pages):
   // separate allocations would each end in a partly used huge page.
   std::vector<std::unique_ptr<std::byte, Free>> storage_;

@@ -137,7 +137,7 @@ template <typename Check>
 void for_each_packed_problem(const GgufflowKernels& k, Check check) {
   for (uint32_t type = 0; type < GGML_TYPE_COUNT; ++type) {
     if (k.pack_rows[type] == 0) continue;
-    if (!k.pack || !k.mat_vec_packed || !k.mat_mat_packed) {
+    if (!k.pack || !k.mat_vec_packed || !k.mat_mat_packed || !k.dequantize_row_packed) {
       ADD_FAILURE() << ggml_type_info(type)->name << " is packed but a packed entry point is null";
       return;
     }
@@ -223,6 +223,7 @@ TEST_P(PackedWeights, PackedTypesHaveKernelsAndActivationFormats) {
     EXPECT_NE(k.pack, nullptr);
     EXPECT_NE(k.mat_vec_packed, nullptr);
     EXPECT_NE(k.mat_mat_packed, nullptr);
+    EXPECT_NE(k.dequantize_row_packed, nullptr);
   }
 }
 
@@ -241,6 +242,21 @@ TEST_P(PackedWeightsData, MatVecPackedEqualsMatVecForEveryRange) {
                              "mat_vec_packed range " + range_text(begin, end) + " act row " + std::to_string(a)))
           return;
       }
+    }
+  });
+}
+
+// Embedding lookups in a packed table (a tied lm-head) decode the row-major row's values.
+TEST_P(PackedWeightsData, DequantizeRowPackedEqualsDequantizeRowForEveryRow) {
+  const GgufflowKernels& k = plugin_table(GetParam());
+  ASSERT_NE(k.dequantize_row_packed, nullptr);
+  for_each_packed_problem(k, [&](const Problem& p) {
+    std::vector<float> packed(p.n), row_major(p.n);  // [n]
+    for (int64_t r = 0; r < p.n_rows; ++r) {
+      k.dequantize_row(p.type, &p.w[r * p.w_row_bytes], row_major.data(), p.n);
+      k.dequantize_row_packed(p.type, p.packed.data(), p.w_row_bytes, p.n, r, packed.data());
+      ASSERT_EQ(std::memcmp(packed.data(), row_major.data(), sizeof(float) * p.n), 0)
+          << "dequantize_row_packed differs from dequantize_row at row " << r;
     }
   });
 }
