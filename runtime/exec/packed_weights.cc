@@ -79,10 +79,14 @@ void PackedWeights::pack_all() {
     std::byte* dst = next;
     next += copy_bytes(w);
     const auto* src = static_cast<const std::byte*>(w.data);
-    // Slices of ~8 MiB, each dropped from the resident set once packed: a large matrix (a
+    // Slices of ~4 MiB, each dropped from the resident set once packed: a large matrix (a
     // 139 MiB lm-head) would otherwise be resident twice at the peak. Within a slice, groups
     // are independent records packed in parallel, a few hundred rows per task.
-    constexpr size_t kSliceBytes = size_t{8} << 20;
+    constexpr size_t kSliceBytes = size_t{4} << 20;
+    // The kernel maps file pages around each fault (64 KiB windows), so the first reads of a
+    // slice re-map the end of the slice or matrix released just before: release those again.
+    constexpr size_t kFaultAroundBytes = size_t{64} << 10;
+    if (!released.empty()) release_resident_pages(released.back().first, released.back().second);
     const int64_t slice_rows =
         std::max<int64_t>(1, static_cast<int64_t>(kSliceBytes / w.row_bytes) / group) * group;
     for (int64_t s0 = 0; s0 < w.n_rows; s0 += slice_rows) {
@@ -94,16 +98,15 @@ void PackedWeights::pack_all() {
             k_.pack(w.type, src + offset, w.row_bytes, w.n, (r.end() - r.begin()) * group,
                     dst + offset);
           });
-      release_resident_pages(src + static_cast<size_t>(s0) * w.row_bytes,
-                             static_cast<size_t>(s1 - s0) * w.row_bytes);
+      const size_t begin = std::max(static_cast<size_t>(s0) * w.row_bytes, kFaultAroundBytes) - kFaultAroundBytes;
+      release_resident_pages(src + begin, static_cast<size_t>(s1) * w.row_bytes - begin);
     }
     bytes_ += bytes;
     released.push_back({w.data, bytes});
     w.data = dst;
     w.pack_rows = static_cast<uint32_t>(group);
   }
-  // Once more over whole matrices: the kernel maps file pages around each fault (64 KiB
-  // windows), so packing a slice re-mapped the edges of slices and matrices released before.
+  // Once more over whole matrices, for pages fault-around re-mapped at the edges above.
   for (const auto& [data, bytes] : released) release_resident_pages(data, bytes);
 }
 
