@@ -2,8 +2,8 @@
 // quantize_row_q8_1_ref, quantize_row_q8_K_ref, fp32 -> fp16/bf16 rows): the activation row is
 // encoded once and reused for every weight row, which makes the integer dot products possible.
 //
-// These loops are scalar on purpose: GGML's rounding (roundf, away from zero; nearest_int,
-// half to even) and its operation order define the bits. They cost O(n) per activation row
+// These loops follow GGML's scalar reference on purpose: its rounding (roundf, away from zero;
+// nearest_int, half to even) and its operation order define the bits. They cost O(n) per activation row
 // against O(n * rows) for the product that follows.
 #include <cmath>
 #include <cstring>
@@ -21,6 +21,14 @@ inline int NearestInt(float x) {
   return (i & 0x007fffff) - 0x00400000;
 }
 
+// std::roundf (half away from zero) for every float, inline: v - trunc(v) is exact, so the
+// comparison with 0.5 decides exactly as roundf does. A libm call per element was ~1-2 % of a
+// Q8_0 model's decode; this form also lets the compiler vectorize the loops below.
+inline float RoundHalfAwayFromZero(float v) {
+  const float t = std::trunc(v);
+  return std::fabs(v - t) >= 0.5f ? t + std::copysign(1.0f, v) : t;
+}
+
 // x: n floats -> n/32 block_q8_0. d = max|x| / 127 (stored as fp16), q = roundf(x / d).
 void QuantizeQ8_0(const float* x, block_q8_0* y, int64_t n) {
   for (int64_t b = 0; b < n / 32; ++b, x += 32) {
@@ -29,7 +37,7 @@ void QuantizeQ8_0(const float* x, block_q8_0* y, int64_t n) {
     const float d = amax / ((1 << 7) - 1);
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
     y[b].d = gguflow_f32_to_fp16(d);
-    for (int j = 0; j < 32; ++j) y[b].qs[j] = static_cast<int8_t>(std::roundf(x[j] * id));
+    for (int j = 0; j < 32; ++j) y[b].qs[j] = static_cast<int8_t>(RoundHalfAwayFromZero(x[j] * id));
   }
 }
 
@@ -43,8 +51,8 @@ void QuantizeQ8_1(const float* x, block_q8_1* y, int64_t n) {
     y[b].d = gguflow_f32_to_fp16(d);
     int sum = 0;
     for (int j = 0; j < 16; ++j) {
-      const int8_t q0 = static_cast<int8_t>(std::roundf(x[j] * id));
-      const int8_t q1 = static_cast<int8_t>(std::roundf(x[16 + j] * id));
+      const int8_t q0 = static_cast<int8_t>(RoundHalfAwayFromZero(x[j] * id));
+      const int8_t q1 = static_cast<int8_t>(RoundHalfAwayFromZero(x[16 + j] * id));
       y[b].qs[j] = q0;
       y[b].qs[16 + j] = q1;
       sum += q0 + q1;

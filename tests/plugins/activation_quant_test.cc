@@ -1,6 +1,8 @@
 // quantize_act of every plugin this CPU runs is bit-exact with GGML's reference quantizers,
 // checked against the fixtures in shared/data/reference/quant (DATA.md section 1: ggml's own
 // bytes for a 16 x 512 input with all-zero, tiny, huge and outlier rows).
+#include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -9,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include "plugins/abi/quant_blocks.h"
 #include "tests/plugins/plugin_test_util.h"
 #include "tests/support/test_data.h"
 
@@ -47,6 +50,30 @@ TEST_P(ActivationQuant, Q8_0IsBitExactWithGgml) { expect_fixture("q8_0", GGML_TY
 TEST_P(ActivationQuant, Q8_KIsBitExactWithGgml) { expect_fixture("q8_K", GGML_TYPE_Q8_K); }
 TEST_P(ActivationQuant, F16IsBitExactWithGgml) { expect_fixture("f16", GGML_TYPE_F16); }
 TEST_P(ActivationQuant, BF16IsBitExactWithGgml) { expect_fixture("bf16", GGML_TYPE_BF16); }
+
+// GGML rounds Q8_0/Q8_1 activations with roundf (half away from zero). The fixtures rarely
+// hit exact ties, so: a block whose largest magnitude is 127 has d = 1 and id = 1, and its
+// integers are roundf of the inputs themselves (libm's roundf as the independent reference).
+TEST_P(ActivationQuant, Q8_0And_Q8_1RoundTiesAwayFromZeroLikeRoundf) {
+  const GgufflowKernels& k = plugin_table(GetParam());
+  const float ties[] = {0.5f, -0.5f, 1.5f, -1.5f, 2.5f, -2.5f, 126.5f, -126.5f, 0.49999997f,
+                        -0.49999997f, 1.4999999f, -2.5000002f, 3.5f, 64.5f, -64.49999f, 0.0f};
+  std::vector<float> x(64);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = ties[i % std::size(ties)];
+  x[31] = 127.0f;  // each block's largest magnitude: d = 1
+  x[63] = -127.0f;
+  for (uint32_t type : {GGML_TYPE_Q8_0, GGML_TYPE_Q8_1}) {
+    std::vector<char> q(row_bytes(type, 64));
+    k.quantize_act(type, x.data(), q.data(), 64);
+    const size_t block = type == GGML_TYPE_Q8_0 ? sizeof(block_q8_0) : sizeof(block_q8_1);
+    const size_t qs_at = type == GGML_TYPE_Q8_0 ? offsetof(block_q8_0, qs) : offsetof(block_q8_1, qs);
+    for (int i = 0; i < 64; ++i) {
+      const auto got = static_cast<int8_t>(q[(i / 32) * block + qs_at + i % 32]);
+      EXPECT_EQ(got, static_cast<int8_t>(std::roundf(x[i])))
+          << ggml_type_info(type)->name << " element " << i << " = " << x[i];
+    }
+  }
+}
 
 TEST_P(ActivationQuant, TableListsGgmlActivationTypes) {
   const GgufflowKernels& k = plugin_table(GetParam());
