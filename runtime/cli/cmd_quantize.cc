@@ -16,7 +16,7 @@ int run_quantize(int argc, char** argv) {
             "Quantizes an F32/F16/BF16 GGUF model with llama-quantize's per-tensor type mix and "
             "GGML's reference quantizers. TYPE is one of " + file_type_names() + ".");
   args.positional("IN.gguf", "input model (F32, F16 or BF16 tensors)")
-      .positional("OUT.gguf", "output file (written to OUT.gguf.tmp, renamed when complete)")
+      .positional("OUT.gguf", "output file (written under a temporary name, renamed when complete)")
       .positional("TYPE", "target file type, e.g. Q4_K_M")
       .positional_count(3, 3)
       .flag("--tensors", "list every tensor's type");

@@ -21,23 +21,19 @@ uint64_t align_up(uint64_t n, uint64_t alignment) { return (n + alignment - 1) /
 
 std::string errno_text() { return std::strerror(errno); }
 
+// `alignment`, checked before the output file is created.
+uint32_t checked_alignment(const std::string& path, uint32_t alignment) {
+  if (alignment == 0 || (alignment & (alignment - 1)) != 0)
+    throw error("GGUF writer for ", path, ": alignment ", alignment, " is not a power of two");
+  return alignment;
+}
+
 }  // namespace
 
 GgufWriter::GgufWriter(std::string path, uint32_t alignment)
-    : path_(std::move(path)), temp_path_(path_ + ".tmp"), alignment_(alignment) {
-  if (alignment == 0 || (alignment & (alignment - 1)) != 0)
-    throw error("GGUF writer for ", path_, ": alignment ", alignment, " is not a power of two");
-  file_ = std::fopen(temp_path_.c_str(), "wb");
-  if (!file_) throw error("cannot create ", temp_path_, ": ", errno_text());
+    : path_(std::move(path)), alignment_(checked_alignment(path_, alignment)), out_(path_),
+      file_(out_.stream()) {
   std::setvbuf(file_, nullptr, _IOFBF, kFileBufferBytes);
-}
-
-GgufWriter::~GgufWriter() {
-  if (file_) std::fclose(file_);
-  if (!finished_) {
-    std::error_code ignored;
-    std::filesystem::remove(temp_path_, ignored);
-  }
 }
 
 // ---- serialization helpers --------------------------------------------------------------------
@@ -236,7 +232,7 @@ uint64_t GgufWriter::add_tensor(std::string_view name, uint32_t type,
 
 void GgufWriter::write_raw(const void* data, size_t n) {
   if (n && std::fwrite(data, 1, n, file_) != n)
-    throw error("cannot write ", temp_path_, ": ", errno_text());
+    throw error("GGUF writer for ", path_, ": write failed: ", errno_text());
 }
 
 void GgufWriter::write_zeros(uint64_t n) {
@@ -311,13 +307,8 @@ void GgufWriter::finish() {
     throw error("GGUF writer for ", path_, ": tensor '", tensors_[current_tensor_].name,
                 "' received ", current_written_, " of ", tensor_bytes_[current_tensor_],
                 " bytes; the file is incomplete");
-  if (std::fflush(file_) != 0) throw error("cannot write ", temp_path_, ": ", errno_text());
-  const int closed = std::fclose(file_);
   file_ = nullptr;
-  if (closed != 0) throw error("cannot write ", temp_path_, ": ", errno_text());
-  if (std::rename(temp_path_.c_str(), path_.c_str()) != 0)
-    throw error("cannot rename ", temp_path_, " to ", path_, ": ", errno_text());
-  finished_ = true;
+  out_.commit();  // flush, fsync, close, rename into place
 }
 
 }  // namespace gguflow

@@ -10,9 +10,10 @@
 // followed by zero padding to the alignment. A file without tensors ends after the tensor
 // infos (like llama.cpp's vocab-only files).
 //
-// The file is written to `<path>.tmp` and renamed to `path` only by a successful `finish()`;
-// a writer destroyed before that removes the temporary file, so a failed tool never leaves a
-// partial model under the final name. I/O failures throw gguflow::Error naming the file.
+// The file is written under a temporary name in the same folder (runtime/core/output_file.h)
+// and renamed to `path` only by a successful `finish()`; a writer destroyed before that removes
+// the temporary file, so a failed tool never leaves a partial model under the final name. I/O
+// failures throw gguflow::Error naming the file.
 #pragma once
 
 #include <cstdint>
@@ -23,17 +24,17 @@
 #include <string_view>
 #include <vector>
 
+#include "runtime/core/output_file.h"
 #include "runtime/gguf/gguf_file.h"
 
 namespace gguflow {
 
 class GgufWriter {
  public:
-  // Opens `<path>.tmp` for writing (throws naming it when that fails). `alignment` must be a
+  // Opens the temporary file for writing (throws naming `path` when that fails). `alignment` must be a
   // power of two; when it is not 32 it is recorded as `general.alignment` (u32) unless the
   // caller sets that key itself (to the same value: a different one throws).
   explicit GgufWriter(std::string path, uint32_t alignment = 32);
-  ~GgufWriter();
   GgufWriter(const GgufWriter&) = delete;
   GgufWriter& operator=(const GgufWriter&) = delete;
 
@@ -86,9 +87,10 @@ class GgufWriter {
   void write_raw(const void* data, size_t n);
   void write_zeros(uint64_t n);
 
-  std::string path_, temp_path_;
-  std::FILE* file_ = nullptr;
+  std::string path_;
   uint32_t alignment_;
+  OutputFile out_;                  // the temporary file, renamed into place by finish()
+  std::FILE* file_ = nullptr;       // out_.stream() until finish()
   uint64_t n_kv_ = 0;
   std::vector<uint8_t> metadata_;  // serialized key/value pairs, in order
   std::vector<std::string> keys_;
@@ -96,7 +98,6 @@ class GgufWriter {
   std::vector<uint64_t> tensor_bytes_;  // byte size of each tensor
   uint64_t data_size_ = 0;              // running end of the data section (aligned)
   bool header_written_ = false;
-  bool finished_ = false;
   size_t current_tensor_ = 0;           // tensor being streamed
   uint64_t current_written_ = 0;        // bytes of it written so far
 };

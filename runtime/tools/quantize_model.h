@@ -22,7 +22,7 @@ struct QuantizeReport {
   uint64_t output_bytes = 0;             // tensor data of the output
 };
 
-// Reads `input`, writes `output` (through `<output>.tmp`, renamed when complete). Throws
+// Reads `input`, writes `output` (under a temporary name, renamed when complete). Throws
 // gguflow::Error for an unknown `file_type` (listing the valid names), an input tensor that
 // is already quantized, or an unwritable output.
 QuantizeReport quantize_model(const std::string& input, const std::string& output,

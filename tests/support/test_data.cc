@@ -44,6 +44,14 @@ std::filesystem::path temp_dir() {
   return dir;
 }
 
+bool has_temporary_of(const std::filesystem::path& output) {
+  const std::string prefix = output.filename().string() + ".tmp";
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(output.parent_path(), ec))
+    if (entry.path().filename().string().rfind(prefix, 0) == 0) return true;
+  return false;
+}
+
 static std::string slurp(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);
   std::stringstream s;

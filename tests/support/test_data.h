@@ -17,6 +17,9 @@ std::filesystem::path binary_dir();
 std::filesystem::path source_dir();
 // A fresh empty folder for this test, removed at process exit.
 std::filesystem::path temp_dir();
+// True when the folder of `output` holds a temporary file of it (runtime/core/output_file.h
+// writes `<output>.tmp.<pid>` and renames it into place on success).
+bool has_temporary_of(const std::filesystem::path& output);
 
 // Runs a shell command, returns its exit status; stdout and stderr are captured into the
 // given strings when non-null.

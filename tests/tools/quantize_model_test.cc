@@ -112,7 +112,7 @@ TEST(QuantizeModel, RejectsUnknownTypeAndQuantizedInput) {
     EXPECT_NE(std::string(e.what()).find("already quantized"), std::string::npos) << e.what();
   }
   EXPECT_FALSE(std::filesystem::exists(out));
-  EXPECT_FALSE(std::filesystem::exists(out + ".tmp"));
+  EXPECT_FALSE(test::has_temporary_of(out));
 }
 
 }  // namespace

@@ -33,7 +33,7 @@ TEST(QuantizeCli, PrintsTheTypeMixAndWritesTheFile) {
                               &stdout_text, &stderr_text), 0) << stderr_text;
   EXPECT_NE(stdout_text.find("type mix: F32 x11, Q5_0 x11, Q8_0 x2, Q4_K x1, Q6_K x1"), std::string::npos) << stdout_text;
   EXPECT_TRUE(std::filesystem::exists(out));
-  EXPECT_FALSE(std::filesystem::exists(out + ".tmp"));
+  EXPECT_FALSE(test::has_temporary_of(out));
 }
 
 TEST(QuantizeCli, BadInputGivesOneLineErrors) {
@@ -45,7 +45,7 @@ TEST(QuantizeCli, BadInputGivesOneLineErrors) {
   EXPECT_EQ(test::run_command(gguflow_cmd("quantize " + model("stories260K-Q4_0.gguf") + " " + out + " Q8_0"), nullptr, &err), 1);
   EXPECT_NE(err.find("already quantized"), std::string::npos) << err;
   EXPECT_EQ(test::run_command(gguflow_cmd("quantize " + model("stories260K.gguf") + " /nonexistent-dir/q.gguf Q8_0"), nullptr, &err), 1);
-  EXPECT_NE(err.find("cannot create /nonexistent-dir/q.gguf.tmp"), std::string::npos) << err;
+  EXPECT_NE(err.find("/nonexistent-dir/q.gguf: cannot create the output"), std::string::npos) << err;
   EXPECT_FALSE(std::filesystem::exists(out));
 }
 
