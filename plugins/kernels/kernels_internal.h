@@ -98,9 +98,24 @@ static inline float HorizontalSum(__m256 v) {
   return _mm_cvtss_f32(s);
 }
 
-// 8 int32 lanes, each the sum of 4 adjacent products u8 * i8 (u8 < 128 or signs pre-applied).
+// acc + 8 int32 lanes, each the sum of 4 adjacent products u8 * i8. Exact for the operands
+// used here (|u * s| pairs stay below the 16-bit saturation of vpmaddubsw: u <= 128, |s| <=
+// 127), so the AVX3_DL build's single VNNI instruction gives the same integers.
+static inline __m256i DotU8I8Add(__m256i acc, __m256i u, __m256i s) {
+#if HWY_TARGET == HWY_AVX3_DL
+  return _mm256_dpbusd_epi32(acc, u, s);
+#else
+  return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1)));
+#endif
+}
+
+// 8 int32 lanes, each the sum of 4 adjacent products u8 * i8 (as DotU8I8Add).
 static inline __m256i DotU8I8(__m256i u, __m256i s) {
+#if HWY_TARGET == HWY_AVX3_DL
+  return _mm256_dpbusd_epi32(_mm256_setzero_si256(), u, s);
+#else
   return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
+#endif
 }
 #endif
 

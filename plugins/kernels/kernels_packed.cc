@@ -139,12 +139,14 @@ void DequantizePackedRowOf(uint32_t w_type, const void* w, size_t w_row_bytes, i
 // kept in a per-call table: it costs ~5 instructions per 8 rows and keeps L1 for the weights.
 template <class Fmt>
 struct ActBlockTerms {
-  __m256i ints, sums;
+  __m256i ints, minus_sums;  // minus_sums: the correction, negated (it seeds the dot)
   float da;
   explicit ActBlockTerms(const block_q8_0& a)
       : ints(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.qs))),
-        sums(Fmt::kOffset > 0 ? DotU8I8(_mm256_set1_epi8(static_cast<char>(Fmt::kOffset)), ints)
-                              : _mm256_setzero_si256()),
+        minus_sums(Fmt::kOffset > 0
+                       ? _mm256_sub_epi32(_mm256_setzero_si256(),
+                                          DotU8I8(_mm256_set1_epi8(static_cast<char>(Fmt::kOffset)), ints))
+                       : _mm256_setzero_si256()),
         da(HalfToFloat(a.d)) {}
 };
 
@@ -191,7 +193,7 @@ inline __m256 RowStep(const uint8_t* rec, const RecordTerms<Fmt>& t, const ActBl
   __m256i lanes;
   if constexpr (Fmt::kOffset > 0) {
     const __m256i u = StoredIntegers<Fmt, R>(rec, t.high_bits);
-    lanes = _mm256_sub_epi32(DotU8I8(u, a.ints), a.sums);
+    lanes = DotU8I8Add(a.minus_sums, u, a.ints);  // dot - offset * sum, exact
   } else {
     // Signed weights: |q| as the unsigned operand, the activation takes q's sign.
     const __m256i q = _mm256_loadu_si256(

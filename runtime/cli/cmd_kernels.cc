@@ -15,9 +15,10 @@
 namespace gguflow::cli {
 namespace {
 
+// The targets whose plugin builds this CPU runs (Highway's list, less AVX3_DL without AVX-VNNI).
 std::string cpu_targets() {
   std::string out;
-  const int64_t supported = hwy::SupportedTargets();
+  const int64_t supported = plugins::runnable_targets();
   for (int bit = 0; bit < 63; ++bit) {
     const int64_t t = int64_t{1} << bit;
     if (!(supported & t)) continue;

@@ -11,11 +11,27 @@
 #include <boost/dll/shared_library.hpp>
 #include <hwy/targets.h>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 #include "runtime/core/error.h"
 #include "runtime/plugins/plugin_file.h"
 
 namespace gguflow::plugins {
 namespace {
+
+// AVX-VNNI (the VEX-encoded VNNI of Alder Lake, Sapphire Rapids, Zen 5): CPUID leaf 7,
+// sub-leaf 1, EAX bit 4.
+bool cpu_has_avx_vnni() {
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid_count(7, 1, &a, &b, &c, &d)) return false;
+  return (a >> 4) & 1u;
+#else
+  return false;
+#endif
+}
 
 std::string env(const char* name) {
   const char* v = std::getenv(name);
@@ -72,10 +88,15 @@ std::vector<std::filesystem::path> default_search_dirs() {
   return dirs;
 }
 
+int64_t runnable_targets() {
+  int64_t targets = hwy::SupportedTargets();
+  if (!cpu_has_avx_vnni()) targets &= ~int64_t{HWY_AVX3_DL};
+  return targets;
+}
+
 std::vector<PluginCandidate> scan_plugins(const SelectOptions& options) {
   const auto dirs = options.search_dirs.empty() ? default_search_dirs() : options.search_dirs;
-  const int64_t supported =
-      options.supported_targets ? options.supported_targets : hwy::SupportedTargets();
+  const int64_t supported = options.supported_targets ? options.supported_targets : runnable_targets();
   std::vector<PluginCandidate> out;
   for (const auto& dir : dirs) {
     std::error_code ec;
@@ -99,6 +120,9 @@ std::vector<PluginCandidate> scan_plugins(const SelectOptions& options) {
         c.reason = "named '" + c.name + "' but built for " + c.target + " (broken build)";
       } else if ((c.target_bit & supported) == 0) {
         c.reason = "this CPU does not support " + c.target;
+        if (c.target_bit == HWY_AVX3_DL && !options.supported_targets &&
+            (hwy::SupportedTargets() & HWY_AVX3_DL) != 0)
+          c.reason += " as built (it has the AVX-512 extensions but not AVX-VNNI)";
       } else {
         c.usable = true;
       }

@@ -28,10 +28,15 @@ struct SelectOptions {
   std::string forced;
   // Folders to search; empty: default_search_dirs().
   std::vector<std::filesystem::path> search_dirs;
-  // Highway target bits this CPU can run; 0: hwy::SupportedTargets(). A test hook: tests pass a
+  // Highway target bits this CPU can run; 0: runnable_targets(). A test hook: tests pass a
   // narrower mask to play a CPU without, say, AVX-512.
   int64_t supported_targets = 0;
 };
+
+// The Highway targets whose plugin builds this CPU can run: hwy::SupportedTargets(), less
+// AVX3_DL when the CPU lacks AVX-VNNI (Highway 1.0.3 builds AVX3_DL with -mavxvnni, and its
+// own check asks only for the AVX-512 extensions, which Ice Lake has without AVX-VNNI).
+int64_t runnable_targets();
 
 // One plugin file found by the scan (nothing loaded).
 struct PluginCandidate {

@@ -54,7 +54,7 @@ fs::path fake(const std::string& kind) {
 TEST(PluginFiles, EveryBuiltPluginHasTheTargetItsNameSays) {
   const auto candidates = plugins::scan_plugins(in_bin_dir());
 #if defined(__x86_64__)
-  for (const char* expected : {"scalar", "sse4", "avx2", "avx3"}) {
+  for (const char* expected : {"scalar", "sse4", "avx2", "avx3", "avx3_dl"}) {
     bool found = false;
     for (const auto& c : candidates) found |= c.name == expected;
     EXPECT_TRUE(found) << "plugin " << expected << " not built in " << binary_dir();
@@ -88,7 +88,7 @@ TEST(PluginFiles, NamesAndTargets) {
 TEST(Selection, PicksTheBestTargetTheCpuSupports) {
   SelectOptions o = in_bin_dir();
   const auto& chosen = plugins::select_kernels(o);
-  const int64_t supported = hwy::SupportedTargets();
+  const int64_t supported = plugins::runnable_targets();
   for (const auto& c : plugins::scan_plugins(o)) {
     if (c.usable) {
       EXPECT_LE(chosen.plugin.target_bit, c.target_bit) << c.name << " is better";
@@ -107,6 +107,23 @@ TEST(Selection, WithoutAvx512TheAvx2PluginIsChosenAndAvx3IsRefused) {
   const std::string message = error_of([&] { plugins::select_kernels(o); });
   EXPECT_NE(message.find("this CPU does not support AVX3"), std::string::npos) << message;
   EXPECT_EQ(message.find('\n'), std::string::npos);
+}
+
+TEST(Selection, WithoutAvx3DlTheAvx3PluginIsChosenAndAvx3DlIsRefused) {
+  SelectOptions o = in_bin_dir();
+  // Play an AVX-512 CPU without the AVX3_DL extensions (or, as on Ice Lake, without AVX-VNNI).
+  o.supported_targets = HWY_AVX3 | HWY_AVX2 | HWY_SSE4 | HWY_SSSE3 | HWY_EMU128 | HWY_SCALAR;
+  EXPECT_EQ(plugins::select_kernels(o).plugin.name, "avx3");
+  o.forced = "avx3_dl";
+  const std::string message = error_of([&] { plugins::select_kernels(o); });
+  EXPECT_NE(message.find("this CPU does not support AVX3_DL"), std::string::npos) << message;
+  EXPECT_EQ(message.find('\n'), std::string::npos);
+}
+
+TEST(Selection, RunnableTargetsAreHighwaysLessAvx3DlWithoutAvxVnni) {
+  const int64_t highway = hwy::SupportedTargets(), runnable = plugins::runnable_targets();
+  EXPECT_EQ(runnable & ~int64_t{HWY_AVX3_DL}, highway & ~int64_t{HWY_AVX3_DL});
+  EXPECT_EQ(runnable & ~highway, 0);  // never more than Highway's
 }
 
 TEST(Selection, ForcedNameThatDoesNotExist) {
