@@ -98,26 +98,28 @@ TEST(Selection, PicksTheBestTargetTheCpuSupports) {
   EXPECT_NE(chosen.describe().find(chosen.plugin.path.string()), std::string::npos);
 }
 
-TEST(Selection, WithoutAvx512TheAvx2PluginIsChosenAndAvx3IsRefused) {
+// Plays a CPU that runs `supported` (whatever this machine has): the best plugin is `chosen`,
+// and forcing `refused` fails with one line naming its target `target`.
+void expect_choice_and_refusal(int64_t supported, const char* chosen, const char* refused,
+                               const char* target) {
   SelectOptions o = in_bin_dir();
-  // Play a CPU without AVX-512, whatever this machine has.
-  o.supported_targets = HWY_AVX2 | HWY_SSE4 | HWY_SSSE3 | HWY_EMU128 | HWY_SCALAR;
-  EXPECT_EQ(plugins::select_kernels(o).plugin.name, "avx2");
-  o.forced = "avx3";
+  o.supported_targets = supported;
+  EXPECT_EQ(plugins::select_kernels(o).plugin.name, chosen);
+  o.forced = refused;
   const std::string message = error_of([&] { plugins::select_kernels(o); });
-  EXPECT_NE(message.find("this CPU does not support AVX3"), std::string::npos) << message;
+  EXPECT_NE(message.find(std::string("this CPU does not support ") + target), std::string::npos) << message;
   EXPECT_EQ(message.find('\n'), std::string::npos);
 }
 
+TEST(Selection, WithoutAvx512TheAvx2PluginIsChosenAndAvx3IsRefused) {
+  expect_choice_and_refusal(HWY_AVX2 | HWY_SSE4 | HWY_SSSE3 | HWY_EMU128 | HWY_SCALAR, "avx2",
+                            "avx3", "AVX3");
+}
+
+// An AVX-512 CPU without the AVX3_DL extensions (or, as Ice Lake, without AVX-VNNI).
 TEST(Selection, WithoutAvx3DlTheAvx3PluginIsChosenAndAvx3DlIsRefused) {
-  SelectOptions o = in_bin_dir();
-  // Play an AVX-512 CPU without the AVX3_DL extensions (or, as on Ice Lake, without AVX-VNNI).
-  o.supported_targets = HWY_AVX3 | HWY_AVX2 | HWY_SSE4 | HWY_SSSE3 | HWY_EMU128 | HWY_SCALAR;
-  EXPECT_EQ(plugins::select_kernels(o).plugin.name, "avx3");
-  o.forced = "avx3_dl";
-  const std::string message = error_of([&] { plugins::select_kernels(o); });
-  EXPECT_NE(message.find("this CPU does not support AVX3_DL"), std::string::npos) << message;
-  EXPECT_EQ(message.find('\n'), std::string::npos);
+  expect_choice_and_refusal(HWY_AVX3 | HWY_AVX2 | HWY_SSE4 | HWY_SSSE3 | HWY_EMU128 | HWY_SCALAR,
+                            "avx3", "avx3_dl", "AVX3_DL");
 }
 
 TEST(Selection, RunnableTargetsAreHighwaysLessAvx3DlWithoutAvxVnni) {
