@@ -21,6 +21,9 @@ struct WeightView {
   // (groups of pack_rows rows interleaved, runtime/exec/packed_weights.h); only the plugin's
   // *_packed kernels read it, and row() does not apply.
   uint32_t pack_rows = 0;
+  // `data` lies in a read-only file mapping, so its pages may be dropped from the process and
+  // fault back in (packing releases the row-major pages it replaces only then).
+  bool file_mapped = false;
 
   const void* row(int64_t r) const {
     return static_cast<const char*>(data) + static_cast<size_t>(r) * row_bytes;

@@ -304,8 +304,10 @@ void MatMulPacked(uint32_t w_type, const MatMulArgs& a) {
   // Each activation row separately, so mat_mat equals n_act mat_vec calls by construction; rows
   // in tiles so that a tile's weights stay in cache while every activation row passes.
   constexpr int64_t kTileRows = 8 * kGroupRows;
-  for (int64_t t0 = a.row_begin; t0 < a.row_end; t0 += kTileRows) {
-    const int64_t t1 = std::min(a.row_end, t0 + kTileRows);
+  // Tile edges on multiples of kTileRows (so of the group), whatever row_begin is: a tile
+  // edge inside a group would send all its rows down the one-row path.
+  for (int64_t t0 = a.row_begin; t0 < a.row_end;) {
+    const int64_t t1 = std::min(a.row_end, (t0 / kTileRows + 1) * kTileRows);
     for (int64_t i = 0; i < a.n_act; ++i) {
       const void* act = static_cast<const char*>(a.act) + i * a.act_row_bytes;
       float* y = a.y + i * a.y_stride;
@@ -313,6 +315,7 @@ void MatMulPacked(uint32_t w_type, const MatMulArgs& a) {
       if (w_type == GGML_TYPE_Q5_0) MatVecPacked<PackedQ5_0>(a.w, a.w_row_bytes, a.n, t0, t1, act, y);
       if (w_type == GGML_TYPE_Q8_0) MatVecPacked<PackedQ8_0>(a.w, a.w_row_bytes, a.n, t0, t1, act, y);
     }
+    t0 = t1;
   }
 #else
   (void)w_type, (void)a;

@@ -71,8 +71,10 @@ class Binder {
     const auto& b = node_.weight(slot);
     GGUFLOW_CHECK(b.has_value() && b->info);
     ops::WeightView w;
+    const GgufFile& file = b->file ? *b->file : *g_.model_file;
     w.type = b->type;
-    w.data = (b->file ? *b->file : *g_.model_file).tensor_bytes(*b->info).data();
+    w.data = file.tensor_bytes(*b->info).data();
+    w.file_mapped = file.is_file_mapping();
     w.row_bytes = b->info->row_bytes();
     w.n = static_cast<int64_t>(b->info->row_length());
     w.n_rows = static_cast<int64_t>(b->info->n_rows());

@@ -22,7 +22,10 @@ namespace {
 // Drops the whole pages of [data, data + bytes) from this process's resident set. The range
 // lies in the model's read-only file mapping, so the data stays valid: a later read faults the
 // page back in from the page cache.
-void release_resident_pages(const void* data, size_t bytes) {
+void release_resident_pages(const void* data, size_t bytes, bool file_mapped) {
+  // On memory that is not a file mapping (a GgufFile parsed from bytes), DONTNEED would zero
+  // the pages instead.
+  if (!file_mapped) return;
   const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
   const auto begin = (reinterpret_cast<uintptr_t>(data) + page - 1) / page * page;
   const auto end = (reinterpret_cast<uintptr_t>(data) + bytes) / page * page;
@@ -49,8 +52,9 @@ bool PackedWeights::packable(const Slot& s) const {
 }
 
 const ops::WeightView* PackedWeights::slot(const ops::WeightView& w, bool matmul) {
-  auto it = by_data_.find(w.data);
-  if (it == by_data_.end()) it = by_data_.emplace(w.data, &slots_.emplace_back(Slot{w})).first;
+  const auto key = std::make_tuple(w.data, w.type, w.n, w.n_rows, w.row_bytes);
+  auto it = by_view_.find(key);
+  if (it == by_view_.end()) it = by_view_.emplace(key, &slots_.emplace_back(Slot{w})).first;
   it->second->matmul = it->second->matmul || matmul;
   return &it->second->view;
 }
@@ -65,12 +69,15 @@ void PackedWeights::pack_all() {
   if (total == 0) return;
   // Never zero-filled: packing writes every byte of every copy.
   constexpr size_t kAlign = size_t{2} << 20;
-  auto* storage = static_cast<std::byte*>(std::aligned_alloc(kAlign, (total + kAlign - 1) / kAlign * kAlign));
-  if (!storage) throw std::bad_alloc();
-  storage_.emplace_back(storage);
+  std::unique_ptr<std::byte, Free> owned(
+      static_cast<std::byte*>(std::aligned_alloc(kAlign, (total + kAlign - 1) / kAlign * kAlign)));
+  if (!owned) return;  // no memory for the copies: stay row-major
+  std::byte* storage = owned.get();
+  storage_.reserve(storage_.size() + 1);  // no throw after this point can lose `owned`
+  storage_.push_back(std::move(owned));
 
   std::byte* next = storage;
-  std::vector<std::pair<const void*, size_t>> released;  // row-major ranges now unused
+  std::vector<std::pair<const void*, size_t>> released;  // file-mapped ranges now unused
   for (Slot& s : slots_) {
     if (!packable(s)) continue;
     ops::WeightView& w = s.view;
@@ -86,7 +93,7 @@ void PackedWeights::pack_all() {
     // The kernel maps file pages around each fault (64 KiB windows), so the first reads of a
     // slice re-map the end of the slice or matrix released just before: release those again.
     constexpr size_t kFaultAroundBytes = size_t{64} << 10;
-    if (!released.empty()) release_resident_pages(released.back().first, released.back().second);
+    if (!released.empty()) release_resident_pages(released.back().first, released.back().second, true);
     const int64_t slice_rows =
         std::max<int64_t>(1, static_cast<int64_t>(kSliceBytes / w.row_bytes) / group) * group;
     for (int64_t s0 = 0; s0 < w.n_rows; s0 += slice_rows) {
@@ -99,15 +106,15 @@ void PackedWeights::pack_all() {
                     dst + offset);
           });
       const size_t begin = std::max(static_cast<size_t>(s0) * w.row_bytes, kFaultAroundBytes) - kFaultAroundBytes;
-      release_resident_pages(src + begin, static_cast<size_t>(s1) * w.row_bytes - begin);
+      release_resident_pages(src + begin, static_cast<size_t>(s1) * w.row_bytes - begin, w.file_mapped);
     }
     bytes_ += bytes;
-    released.push_back({w.data, bytes});
+    if (w.file_mapped) released.push_back({w.data, bytes});
     w.data = dst;
     w.pack_rows = static_cast<uint32_t>(group);
   }
   // Once more over whole matrices, for pages fault-around re-mapped at the edges above.
-  for (const auto& [data, bytes] : released) release_resident_pages(data, bytes);
+  for (const auto& [data, bytes] : released) release_resident_pages(data, bytes, true);
 }
 
 }  // namespace gguflow::exec

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <tuple>
 #include <memory>
 #include <vector>
 
@@ -47,7 +48,8 @@ class PackedWeights {
   const ops::WeightView* slot(const ops::WeightView& w, bool matmul);
 
   // Packs every packable weight not packed yet (in parallel, on the calling arena's threads).
-  // Must not run while nodes may read the slots.
+  // Must not run while nodes may read the slots. Packing is an optimization: when the memory
+  // for the copies cannot be had, every slot stays row-major (same results, slower).
   void pack_all();
 
   size_t bytes() const { return bytes_; }  // total bytes of the packed copies so far
@@ -65,7 +67,9 @@ class PackedWeights {
   const GgufflowKernels& k_;
   bool enabled_;
   std::deque<Slot> slots_;                  // stable addresses
-  std::map<const void*, Slot*> by_data_;    // slot of each row-major weight
+  // Slot of each row-major weight, by (data, type, n, n_rows, row_bytes): two tensors of a
+  // (crafted) file may share bytes but not a shape.
+  std::map<std::tuple<const void*, uint32_t, int64_t, int64_t, size_t>, Slot*> by_view_;
   // One allocation per pack_all() holding every copy it makes, 2 MiB aligned (huge pages):
   // separate allocations would each end in a partly used huge page.
   std::vector<std::unique_ptr<std::byte, Free>> storage_;

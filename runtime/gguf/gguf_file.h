@@ -120,6 +120,9 @@ class GgufFile {
   const GgufTensorInfo& tensor(std::string_view name) const;  // throws naming the tensor
   // The tensor's bytes inside the mapping (no copy). Throws for types of unknown size.
   std::span<const uint8_t> tensor_bytes(const GgufTensorInfo& info) const;
+  // The bytes are a read-only mapping of the file (open()), not a copy in memory (parse()):
+  // their pages may be dropped from the process (madvise DONTNEED) and fault back in.
+  bool is_file_mapping() const { return mapping_ != nullptr; }
 
  private:
   GgufFile() = default;

@@ -4,9 +4,12 @@
 // those must be identical, at 1 and 2 threads. Also checks that packing really happened (a
 // regression that quietly turned it off would otherwise pass).
 #include <cstring>
+#include <vector>
 
 #include <gtest/gtest.h>
 
+#include "plugins/abi/quant_blocks.h"
+#include "runtime/exec/packed_weights.h"
 #include "tests/exec/exec_test_support.h"
 #include "tests/support/test_data.h"
 
@@ -68,6 +71,48 @@ TEST_P(PackedSessionTest, SameLogitsAsRowMajorWeights) {
     }
   }
   if (plugins_that_pack == 0) GTEST_SKIP() << "no kernel plugin this CPU runs has a packed layout";
+}
+
+// Two tensors of a crafted file may share bytes; a node must still get its own shape.
+TEST(PackedWeightsSlots, SameBytesWithAnotherShapeIsAnotherSlot) {
+  const GgufflowKernels no_packing{};  // pack_rows all 0: slots stay row-major
+  exec::PackedWeights packed(no_packing, true);
+  std::vector<uint8_t> bytes(34 * 8 * 64);
+  ops::WeightView a{GGML_TYPE_Q8_0, bytes.data(), 34 * 8, 256, 64};
+  ops::WeightView b = a;
+  b.n_rows = 8;
+  const ops::WeightView* slot_a = packed.slot(a, true);
+  EXPECT_EQ(packed.slot(a, false), slot_a);  // the same weight shares its slot
+  const ops::WeightView* slot_b = packed.slot(b, true);
+  EXPECT_NE(slot_b, slot_a);
+  EXPECT_EQ(slot_a->n_rows, 64);
+  EXPECT_EQ(slot_b->n_rows, 8);
+}
+
+// Packing releases the row-major pages only from a file mapping: on other memory (a GgufFile
+// parsed from bytes) MADV_DONTNEED would zero them under any other reader.
+TEST(PackedWeightsSlots, PackingLeavesMemoryThatIsNotAFileMappingIntact) {
+  const test::KernelPlugin* plugin = nullptr;
+  for (const test::KernelPlugin& p : test::usable_kernel_plugins())
+    if (p.table->pack_rows[GGML_TYPE_Q8_0] == 8) plugin = &p;
+  if (!plugin) GTEST_SKIP() << "no kernel plugin this CPU runs packs Q8_0";
+  constexpr int64_t kRows = 512, kN = 1024;  // 34 KiB x 16: whole pages inside
+  const size_t row_bytes = kN / 32 * sizeof(block_q8_0);
+  std::vector<uint8_t> bytes(row_bytes * kRows);
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(i * 7 + 1);
+  for (int64_t r = 0; r < kRows; ++r)  // finite scales: fp16 1.0 in every block
+    for (int64_t b = 0; b < kN / 32; ++b) {
+      const uint16_t one = 0x3c00;
+      std::memcpy(&bytes[r * row_bytes + b * sizeof(block_q8_0)], &one, 2);
+    }
+  const std::vector<uint8_t> before = bytes;
+  exec::PackedWeights packed(*plugin->table, true);
+  const ops::WeightView row_major{GGML_TYPE_Q8_0, bytes.data(), row_bytes, kN, kRows};  // file_mapped false
+  const ops::WeightView* slot = packed.slot(row_major, true);
+  packed.pack_all();
+  EXPECT_EQ(slot->pack_rows, 8u);
+  EXPECT_EQ(packed.bytes(), bytes.size());
+  EXPECT_TRUE(bytes == before) << "pack_all changed memory that is not a file mapping";
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, PackedSessionTest,
