@@ -8,6 +8,7 @@
 #include "runtime/core/error.h"
 #include "runtime/embed/embed_input.h"
 #include "runtime/embed/json_line.h"
+#include "tests/support/error_of.h"
 #include "tests/support/test_data.h"
 
 namespace gguflow::embed {
@@ -18,16 +19,7 @@ InputReport read(const std::string& text, InputFormat format, bool skip_empty = 
   return read_embed_inputs(in, "in.txt", format, skip_empty);
 }
 
-// The message of the gguflow::Error `f` throws ("" when it throws none).
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::error_of;
 
 TEST(EmbedInput, TextLinesKeepOrderIndexAndLine) {
   const InputReport r = read("first text\r\nsecond  text \nthird", InputFormat::kText);

@@ -15,6 +15,7 @@
 #include "runtime/core/error.h"
 #include "runtime/plugins/kernel_plugins.h"
 #include "runtime/plugins/plugin_file.h"
+#include "tests/support/error_of.h"
 #include "tests/support/test_data.h"
 
 namespace gguflow::test {
@@ -27,17 +28,6 @@ SelectOptions in_bin_dir() {
   SelectOptions o;
   o.search_dirs = {binary_dir()};
   return o;
-}
-
-// Runs `f` and returns the gguflow::Error message it throws ("" if none).
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 // A folder holding one file named libgguflow-kernels-<name>.so with the given bytes.

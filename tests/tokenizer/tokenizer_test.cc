@@ -10,6 +10,7 @@
 #include "runtime/tokenizer/bpe_pretokenizer.h"
 #include "runtime/tokenizer/detokenizer.h"
 #include "runtime/tokenizer/unicode.h"
+#include "tests/support/error_of.h"
 #include "tests/support/test_data.h"
 #include "tests/tokenizer/tokenizer_test_util.h"
 
@@ -20,14 +21,7 @@ constexpr const char* kQwen2 = "vocab/ggml-vocab-qwen2.gguf";
 constexpr const char* kSpm = "vocab/ggml-vocab-llama-spm.gguf";
 constexpr const char* kStories = "models/stories260K.gguf";
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using test::error_of;
 
 TEST(Stories260K, GoldenIdsDetokenizeToLlama2cText) {
   GGUFLOW_REQUIRE_DATA(kStories);
