@@ -9,28 +9,11 @@
 #include <cmath>
 #include <random>
 
+#include "tests/lowrank/random_orthonormal.h"
 #include "tests/ops/test_kernels.h"
 
 namespace gguflow {
 namespace {
-
-// Rows of an orthonormal [n][n] matrix (Gram-Schmidt of Gaussian rows).
-std::vector<double> orthonormal(int64_t n, std::mt19937_64& rng) {
-  std::normal_distribution<double> g;
-  std::vector<double> q(n * n);
-  for (auto& x : q) x = g(rng);
-  for (int64_t i = 0; i < n; ++i) {
-    for (int64_t j = 0; j < i; ++j) {
-      double d = 0;
-      for (int64_t k = 0; k < n; ++k) d += q[i * n + k] * q[j * n + k];
-      for (int64_t k = 0; k < n; ++k) q[i * n + k] -= d * q[j * n + k];
-    }
-    double norm = 0;
-    for (int64_t k = 0; k < n; ++k) norm += q[i * n + k] * q[i * n + k];
-    for (int64_t k = 0; k < n; ++k) q[i * n + k] /= std::sqrt(norm);
-  }
-  return q;
-}
 
 // Causal GQA in double over given keys/values [T][kv_row].
 std::vector<double> attention_reference(const ops::AttentionShape& s, const std::vector<float>& q,
@@ -92,7 +75,7 @@ TEST(KvProjectOp, FullOrthonormalBasisEqualsPlainAttention) {
   std::mt19937_64 rng(5);
   const Case c = make_case(rng);
   const int64_t d = c.s.kv_row();
-  const auto P = orthonormal(d, rng);
+  const auto P = test::random_orthonormal(d, rng);
   std::vector<float> basis(P.begin(), P.end()), mean(d);
   for (int64_t i = 0; i < d; ++i) mean[i] = 0.3f * static_cast<float>(i % 5);
   const auto out = run_op(c, basis, mean, d, basis, mean, d);
@@ -106,7 +89,7 @@ TEST(KvProjectOp, LowRankEqualsAttentionOverReconstructedCache) {
   std::mt19937_64 rng(9);
   const Case c = make_case(rng);
   const int64_t d = c.s.kv_row();
-  const auto P = orthonormal(d, rng);
+  const auto P = test::random_orthonormal(d, rng);
   const int64_t kr = 5, vr = 3;
   std::vector<float> kb(P.begin(), P.begin() + kr * d), vb(P.begin() + 7 * d, P.begin() + (7 + vr) * d);
   std::vector<float> km(d), vm(d);

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "runtime/core/error.h"
+#include "tests/lowrank/random_orthonormal.h"
 
 namespace gguflow::lowrank {
 namespace {
@@ -37,19 +38,7 @@ TEST(Pca, TwoByTwoByHand) {
 TEST(Pca, RandomRotationOfKnownSpectrum128) {
   const int64_t n = 128;
   std::mt19937_64 rng(7);
-  std::normal_distribution<double> g;
-  std::vector<double> q(n * n);
-  for (auto& x : q) x = g(rng);
-  for (int64_t i = 0; i < n; ++i) {  // rows orthonormal
-    for (int64_t j = 0; j < i; ++j) {
-      double d = 0;
-      for (int64_t k = 0; k < n; ++k) d += q[i * n + k] * q[j * n + k];
-      for (int64_t k = 0; k < n; ++k) q[i * n + k] -= d * q[j * n + k];
-    }
-    double norm = 0;
-    for (int64_t k = 0; k < n; ++k) norm += q[i * n + k] * q[i * n + k];
-    for (int64_t k = 0; k < n; ++k) q[i * n + k] /= std::sqrt(norm);
-  }
+  const std::vector<double> q = test::random_orthonormal(n, rng);
   std::vector<double> lambda(n), a(n * n, 0.0);
   for (int64_t i = 0; i < n; ++i) lambda[i] = std::pow(0.9, static_cast<double>(i)) * 10;
   for (int64_t r = 0; r < n; ++r)
