@@ -274,49 +274,59 @@ void MatVecPacked(const void* w, size_t w_row_bytes, int64_t n, int64_t row_begi
 
 #endif  // GGUFLOW_X86_256
 
+// Calls f(Fmt{}) with the packed format of w_type; false for a type without one.
+template <class F>
+bool WithPackedFormat(uint32_t w_type, F&& f) {
+  switch (w_type) {
+    case GGML_TYPE_Q4_0: f(PackedQ4_0{}); return true;
+    case GGML_TYPE_Q5_0: f(PackedQ5_0{}); return true;
+    case GGML_TYPE_Q8_0: f(PackedQ8_0{}); return true;
+    default: return false;
+  }
+}
+
 }  // namespace
 
 uint32_t PackedGroupRows(uint32_t w_type) {
 #if GGUFLOW_X86_256
-  if (w_type == GGML_TYPE_Q4_0 || w_type == GGML_TYPE_Q5_0 || w_type == GGML_TYPE_Q8_0)
-    return kGroupRows;
-#endif
+  return WithPackedFormat(w_type, [](auto) {}) ? kGroupRows : 0;
+#else
   (void)w_type;
   return 0;
+#endif
 }
 
 void PackWeights(uint32_t w_type, const void* src, size_t w_row_bytes, int64_t n, int64_t n_rows,
                  void* dst) {
-  if (w_type == GGML_TYPE_Q4_0) PackMatrix<PackedQ4_0>(src, w_row_bytes, n, n_rows, dst);
-  if (w_type == GGML_TYPE_Q5_0) PackMatrix<PackedQ5_0>(src, w_row_bytes, n, n_rows, dst);
-  if (w_type == GGML_TYPE_Q8_0) PackMatrix<PackedQ8_0>(src, w_row_bytes, n, n_rows, dst);
+  WithPackedFormat(w_type, [&](auto fmt) {
+    PackMatrix<decltype(fmt)>(src, w_row_bytes, n, n_rows, dst);
+  });
 }
 
 void DequantizePackedRow(uint32_t w_type, const void* w, size_t w_row_bytes, int64_t n,
                          int64_t row, float* dst) {
-  if (w_type == GGML_TYPE_Q4_0) DequantizePackedRowOf<PackedQ4_0>(w_type, w, w_row_bytes, n, row, dst);
-  if (w_type == GGML_TYPE_Q5_0) DequantizePackedRowOf<PackedQ5_0>(w_type, w, w_row_bytes, n, row, dst);
-  if (w_type == GGML_TYPE_Q8_0) DequantizePackedRowOf<PackedQ8_0>(w_type, w, w_row_bytes, n, row, dst);
+  WithPackedFormat(w_type, [&](auto fmt) {
+    DequantizePackedRowOf<decltype(fmt)>(w_type, w, w_row_bytes, n, row, dst);
+  });
 }
 
 void MatMulPacked(uint32_t w_type, const MatMulArgs& a) {
 #if GGUFLOW_X86_256
-  // Each activation row separately, so mat_mat equals n_act mat_vec calls by construction; rows
-  // in tiles so that a tile's weights stay in cache while every activation row passes.
-  constexpr int64_t kTileRows = 8 * kGroupRows;
-  // Tile edges on multiples of kTileRows (so of the group), whatever row_begin is: a tile
-  // edge inside a group would send all its rows down the one-row path.
-  for (int64_t t0 = a.row_begin; t0 < a.row_end;) {
-    const int64_t t1 = std::min(a.row_end, (t0 / kTileRows + 1) * kTileRows);
-    for (int64_t i = 0; i < a.n_act; ++i) {
-      const void* act = static_cast<const char*>(a.act) + i * a.act_row_bytes;
-      float* y = a.y + i * a.y_stride;
-      if (w_type == GGML_TYPE_Q4_0) MatVecPacked<PackedQ4_0>(a.w, a.w_row_bytes, a.n, t0, t1, act, y);
-      if (w_type == GGML_TYPE_Q5_0) MatVecPacked<PackedQ5_0>(a.w, a.w_row_bytes, a.n, t0, t1, act, y);
-      if (w_type == GGML_TYPE_Q8_0) MatVecPacked<PackedQ8_0>(a.w, a.w_row_bytes, a.n, t0, t1, act, y);
+  WithPackedFormat(w_type, [&](auto fmt) {
+    // Each activation row separately, so mat_mat equals n_act mat_vec calls by construction;
+    // rows in tiles so that a tile's weights stay in cache while every activation row passes.
+    constexpr int64_t kTileRows = 8 * kGroupRows;
+    // Tile edges on multiples of kTileRows (so of the group), whatever row_begin is: a tile
+    // edge inside a group would send all its rows down the one-row path.
+    for (int64_t t0 = a.row_begin; t0 < a.row_end;) {
+      const int64_t t1 = std::min(a.row_end, (t0 / kTileRows + 1) * kTileRows);
+      for (int64_t i = 0; i < a.n_act; ++i)
+        MatVecPacked<decltype(fmt)>(a.w, a.w_row_bytes, a.n, t0, t1,
+                                    static_cast<const char*>(a.act) + i * a.act_row_bytes,
+                                    a.y + i * a.y_stride);
+      t0 = t1;
     }
-    t0 = t1;
-  }
+  });
 #else
   (void)w_type, (void)a;
 #endif
