@@ -12,7 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "runtime/gguf/gguf_file.h"
-#include "tests/bench/json_rows.h"
+#include "tests/support/json_value.h"
 #include "tests/support/test_data.h"
 
 namespace gguflow::test {
@@ -49,53 +49,53 @@ uint64_t expected_weight_bytes(const std::string& path) {
 
 TEST(BenchCli, JsonRowsHaveEveryKeyAndSaneNumbers) {
   GGUFLOW_REQUIRE_DATA(kModel);
-  const JsonNode rows = parse_json(run_bench_ok("-p 8 -n 4 -r 2 -t 1,2 --format json"));
-  ASSERT_EQ(rows.kind, JsonNode::Kind::kArray);
+  const JsonValue rows = parse_json(run_bench_ok("-p 8 -n 4 -r 2 -t 1,2 --format json"));
+  ASSERT_EQ(rows.kind, JsonValue::Kind::kArray);
   ASSERT_EQ(rows.array.size(), 4u);  // (pp8, tg4) x (1, 2 threads), in that order
   const char* tests[] = {"pp8", "tg4", "pp8", "tg4"};
   const int threads[] = {1, 1, 2, 2};
   const uint64_t model_bytes = std::filesystem::file_size(data_path(kModel));
   std::set<std::string> kernels;
   for (size_t i = 0; i < rows.array.size(); ++i) {
-    const JsonNode& row = rows.array[i];
+    const JsonValue& row = rows.array[i];
     SCOPED_TRACE("row " + std::to_string(i));
     for (const char* key : {"test", "threads", "kernels", "tokens_per_s_median", "tokens_per_s_min",
                             "tokens_per_s_max", "peak_rss_bytes", "seconds",
                             "bandwidth_bytes_per_s", "weight_bytes_per_token", "kv_cache_bytes"})
-      ASSERT_TRUE(row.has(key)) << key;
-    EXPECT_EQ(row.at("test").string, tests[i]);
-    EXPECT_EQ(row.at("threads").number, threads[i]);
-    kernels.insert(row.at("kernels").string);
-    const double median = row.at("tokens_per_s_median").number;
-    const double lo = row.at("tokens_per_s_min").number, hi = row.at("tokens_per_s_max").number;
+      ASSERT_TRUE(row.object.count(key) != 0) << key;
+    EXPECT_EQ(row["test"].string, tests[i]);
+    EXPECT_EQ(row["threads"].number, threads[i]);
+    kernels.insert(row["kernels"].string);
+    const double median = row["tokens_per_s_median"].number;
+    const double lo = row["tokens_per_s_min"].number, hi = row["tokens_per_s_max"].number;
     EXPECT_TRUE(std::isfinite(lo) && lo > 0);
     EXPECT_LE(lo, median);
     EXPECT_LE(median, hi);
     EXPECT_TRUE(std::isfinite(hi));
     // Each repetition's seconds give back the reported rates.
-    ASSERT_EQ(row.at("seconds").array.size(), 2u);
-    const double n = row.at("n_tokens").number;
-    const double r0 = n / row.at("seconds").array[0].number, r1 = n / row.at("seconds").array[1].number;
+    ASSERT_EQ(row["seconds"].array.size(), 2u);
+    const double n = row["n_tokens"].number;
+    const double r0 = n / row["seconds"].array[0].number, r1 = n / row["seconds"].array[1].number;
     EXPECT_NEAR(lo, std::min(r0, r1), 1e-6 * lo);
     EXPECT_NEAR(hi, std::max(r0, r1), 1e-6 * hi);
     // The process maps the model and runs a session: at least the file's pages can be resident,
     // and never terabytes.
-    const double rss = row.at("peak_rss_bytes").number;
+    const double rss = row["peak_rss_bytes"].number;
     EXPECT_GT(rss, 1e6);
     EXPECT_LT(rss, 64e9);
-    EXPECT_GT(row.at("bandwidth_bytes_per_s").number, 1e8);  // > 0.1 GB/s on any machine
-    EXPECT_EQ(row.at("weight_bytes_per_token").number, expected_weight_bytes(data_path(kModel)));
-    EXPECT_LT(row.at("weight_bytes_per_token").number, static_cast<double>(model_bytes));
+    EXPECT_GT(row["bandwidth_bytes_per_s"].number, 1e8);  // > 0.1 GB/s on any machine
+    EXPECT_EQ(row["weight_bytes_per_token"].number, expected_weight_bytes(data_path(kModel)));
+    EXPECT_LT(row["weight_bytes_per_token"].number, static_cast<double>(model_bytes));
     // --ctx defaults to max(512, largest test).
-    EXPECT_EQ(row.at("n_ctx").number, 512);
-    const bool tg = row.at("test").string.rfind("tg", 0) == 0;
-    EXPECT_EQ(row.has("roofline_fraction"), tg);
+    EXPECT_EQ(row["n_ctx"].number, 512);
+    const bool tg = row["test"].string.rfind("tg", 0) == 0;
+    EXPECT_EQ(row.object.count("roofline_fraction") != 0, tg);
     if (tg) {
       // The definition: tokens/s x weight bytes per token / bandwidth.
-      const double expected = median * row.at("weight_bytes_per_token").number /
-                              row.at("bandwidth_bytes_per_s").number;
-      EXPECT_NEAR(row.at("roofline_fraction").number, expected, 1e-9 + 1e-6 * expected);
-      EXPECT_GT(row.at("roofline_fraction").number, 0);
+      const double expected = median * row["weight_bytes_per_token"].number /
+                              row["bandwidth_bytes_per_s"].number;
+      EXPECT_NEAR(row["roofline_fraction"].number, expected, 1e-9 + 1e-6 * expected);
+      EXPECT_GT(row["roofline_fraction"].number, 0);
     }
   }
   EXPECT_EQ(kernels.size(), 1u);
@@ -104,9 +104,9 @@ TEST(BenchCli, JsonRowsHaveEveryKeyAndSaneNumbers) {
 
 TEST(BenchCli, ForcedKernelsAreNamedInEveryRow) {
   GGUFLOW_REQUIRE_DATA(kModel);
-  const JsonNode rows = parse_json(run_bench_ok("-p 4 -n 2 -r 1 -t 1 --kernels scalar --format json"));
+  const JsonValue rows = parse_json(run_bench_ok("-p 4 -n 2 -r 1 -t 1 --kernels scalar --format json"));
   ASSERT_EQ(rows.array.size(), 2u);
-  for (const JsonNode& row : rows.array) EXPECT_EQ(row.at("kernels").string, "scalar");
+  for (const JsonValue& row : rows.array) EXPECT_EQ(row["kernels"].string, "scalar");
 }
 
 TEST(BenchCli, MarkdownTableHasOneLinePerTest) {

@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/runner/json_value.h"
+#include "tests/support/json_value.h"
 #include "tests/support/test_data.h"
 
 namespace gguflow::test {

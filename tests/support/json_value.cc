@@ -1,4 +1,4 @@
-#include "tests/runner/json_value.h"
+#include "tests/support/json_value.h"
 
 #include <cmath>
 #include <cstdlib>
