@@ -86,9 +86,12 @@ typedef struct GgufflowKernels {
    *  - pack: dst = the packed layout of the n_rows x n matrix src (rows w_row_bytes apart).
    *    n_rows is a multiple of pack_rows[w_type]; dst holds n_rows * w_row_bytes bytes, the
    *    same size as src, and does not overlap it.
-   *  - mat_vec_packed / mat_mat_packed: the arguments and the results of mat_vec / mat_mat, bit
-   *    for bit, with w the packed matrix (w_row_bytes still the row-major row size). Row ranges
-   *    may start and end anywhere; ranges of whole groups are the fast case.
+   *  - mat_vec_packed / mat_mat_packed: the arguments of mat_vec / mat_mat, with w the packed
+   *    matrix (w_row_bytes still the row-major row size), and their results to float rounding
+   *    (the same exact integer block dots, accumulated in another order). A row's bits depend
+   *    only on the row and the activation row: not on the row range, and mat_mat_packed equals
+   *    n_act mat_vec_packed calls. Row ranges may start and end anywhere; ranges of whole
+   *    groups are the fast case.
    *  - dequantize_row_packed: dst[0..n) = row `row` of the packed matrix w, the same values as
    *    dequantize_row of that row in the row-major matrix (embedding lookups in a table that is
    *    also a packed matmul weight, e.g. a tied lm-head). */

@@ -153,7 +153,8 @@ bool MatMulKQuant(uint32_t w_type, const MatMulArgs& args);   // Q2_K .. Q6_K
 bool MatMulFloat(uint32_t w_type, const MatMulArgs& args);    // F32 F16 BF16
 
 // Packed (row-interleaved) layout, kernels_packed.cc: the group size for w_type on this target
-// (0: none), the packing, and mat_vec/mat_mat on packed weights (same bits as row-major).
+// (0: none), the packing, and mat_vec/mat_mat on packed weights (row-major results to float
+// rounding).
 uint32_t PackedGroupRows(uint32_t w_type);
 void PackWeights(uint32_t w_type, const void* src, size_t w_row_bytes, int64_t n, int64_t n_rows,
                  void* dst);

@@ -3,27 +3,35 @@
 //
 // Why: in the row-major layout a Q5_0 mat_vec spends ~18 vector instructions per 32-element
 // block (nibble split, the 5th bit spread from 4 bytes to 32, a half-float scale converted and
-// broadcast) and runs one accumulator chain per row; decode is then compute-bound at ~13 GB/s a
-// core, well under the memory bandwidth. Packing 8 rows block by block lets one pass over an
-// activation block feed 8 independent accumulators, converts the 8 scales with one instruction,
-// and stores the bits so that each row's unpacking is a shift and a mask.
+// broadcast, an 8-lane float accumulator per row) and decode is compute-bound at ~13 GB/s a
+// core, well under the memory bandwidth. Packing 8 rows so that each 32-bit lane of a register
+// holds 4 elements of one row (GGML's "8x4" interleave) makes lane r row r all the way: one
+// vpmaddubsw multiplies 4 elements of each of the 8 rows with the same 4 activation integers,
+// the 16-bit products of a whole block are added before widening, and the 8 rows' block dots
+// come out in one register that is scaled by the 8 scales (one conversion) and accumulated with
+// one fused multiply-add. No per-row horizontal sum is left. ~7 instructions per row and block.
 //
 // Layout: groups of kGroupRows = 8 consecutive rows; within a group, block column b (elements
-// 32b .. 32b+31 of all 8 rows) is stored as one record of 8 * sizeof(block) bytes:
+// 32b .. 32b+31 of all 8 rows) is stored as one record of 8 * sizeof(block) bytes. "Register k"
+// is elements 4k .. 4k+3 of every row, byte 4r+e holding element 4k+e of row r (k < 8):
 //   d   [8] fp16        the 8 rows' block scales, row order                       (16 bytes)
-//   qh  [32] u8         Q5_0 only: bit r of byte j = 5th bit of element j of row r (32 bytes)
-//   qs  [4][32] u8      Q4_0, Q5_0: pair p: byte j = low 4 bits of element j of row 2p (low
-//                       nibble) and of row 2p+1 (high nibble)                      (128 bytes)
-//   qs  [8][32] i8      Q8_0: row r's 32 integers                                  (256 bytes)
+//   qh  [32] u8         Q5_0 only: bit k of byte 4r+e = 5th bit of element 4k+e of row r
+//                                                                                  (32 bytes)
+//   qs  [4][32] u8      Q4_0, Q5_0: pair p, byte 4r+e = byte 4p+e of row r's qs: its low
+//                       nibble is register p's integer, its high nibble register p+4's
+//                       (elements 4p+e and 16+4p+e, as in the row-major block)     (128 bytes)
+//   qs  [8][32] i8      Q8_0: register k, byte 4r+e = integer 4k+e of row r       (256 bytes)
 // Q5_0: 176 bytes = 8 * 22; Q4_0: 144 = 8 * 18; Q8_0: 272 = 8 * 34. Groups follow each other,
 // so the packed matrix has the row-major size and is read as one sequential stream.
 //
-// Results: each row's operations are those of the row-major kernel (kernels_block32.cc): per
-// block the exact integer dot of (stored integers = q + offset) with the activation integers
-// minus offset * the activation sum, times float(d_w) * float(d_a), fused into one 8-lane
-// accumulator in block order, then the same horizontal sum. So packed and row-major results
-// are equal bit for bit (tested), whatever the row range or the number of activation rows.
+// Results: per row and block the same exact integer dot as the row-major kernel, times
+// float(d_w) * float(d_a), fused into the row's accumulator in block order; the row-major kernel
+// accumulates in 8 lanes and sums them at the end instead, so the two agree to float rounding
+// (within kernel_parity_test's bound, tested), not bit for bit. A row's result depends on
+// nothing but the row and the activation: not on the row range, the group's other rows or the
+// number of activation rows of mat_mat (tested bit for bit).
 #include <cstring>
+#include <type_traits>
 
 #include "plugins/kernels/kernels_internal.h"
 
@@ -38,16 +46,19 @@ struct PackedQ4_0 {
   using Block = block_q4_0;
   static constexpr bool kFifthBit = false;
   static constexpr int kOffset = 8;  // stored integers are q + 8 in [0, 16)
+  static constexpr int kInt16Terms = 8;  // see BlockDots
 };
 struct PackedQ5_0 {
   using Block = block_q5_0;
   static constexpr bool kFifthBit = true;
   static constexpr int kOffset = 16;  // stored integers are q + 16 in [0, 32)
+  static constexpr int kInt16Terms = 4;
 };
 struct PackedQ8_0 {
   using Block = block_q8_0;
   static constexpr bool kFifthBit = false;
   static constexpr int kOffset = 0;  // signed bytes
+  static constexpr int kInt16Terms = 1;
 };
 
 template <class Fmt>
@@ -75,21 +86,16 @@ void PackMatrix(const void* src, size_t w_row_bytes, int64_t n, int64_t n_rows, 
         const auto& blk = reinterpret_cast<const typename Fmt::Block*>(rows + r * w_row_bytes)[b];
         std::memcpy(rec + L::kScalesAt + 2 * r, &blk.d, 2);
         if constexpr (Fmt::kOffset == 0) {
-          std::memcpy(rec + L::kBytesAt + 32 * r, blk.qs, 32);
+          for (int k = 0; k < 8; ++k) std::memcpy(rec + L::kBytesAt + 32 * k + 4 * r, blk.qs + 4 * k, 4);
           continue;
         }
-        // Element j < 16 is the low nibble of qs[j], element j + 16 its high nibble.
-        uint8_t* nibbles = rec + L::kNibblesAt + (r / 2) * 32;
-        const int shift = 4 * (r & 1);
-        for (int j = 0; j < 16; ++j) {
-          nibbles[j] |= static_cast<uint8_t>((blk.qs[j] & 0x0F) << shift);
-          nibbles[j + 16] |= static_cast<uint8_t>((blk.qs[j] >> 4) << shift);
-        }
+        // Byte 4p+e of qs: low nibble element 4p+e, high nibble element 16+4p+e.
+        for (int p = 0; p < 4; ++p) std::memcpy(rec + L::kNibblesAt + 32 * p + 4 * r, blk.qs + 4 * p, 4);
         if constexpr (Fmt::kFifthBit) {
           uint32_t qh;  // bit j: 5th bit of element j
           std::memcpy(&qh, blk.qh, 4);
           uint8_t* high = rec + L::kHighBitsAt;
-          for (int j = 0; j < 32; ++j) high[j] |= static_cast<uint8_t>(((qh >> j) & 1) << r);
+          for (int j = 0; j < 32; ++j) high[4 * r + j % 4] |= static_cast<uint8_t>(((qh >> j) & 1) << (j / 4));
         }
       }
     }
@@ -104,16 +110,13 @@ typename Fmt::Block UnpackRecordRow(const uint8_t* rec, int r) {
   typename Fmt::Block blk;
   std::memcpy(&blk.d, rec + L::kScalesAt + 2 * r, 2);
   if constexpr (Fmt::kOffset == 0) {
-    std::memcpy(blk.qs, rec + L::kBytesAt + 32 * r, 32);
+    for (int k = 0; k < 8; ++k) std::memcpy(blk.qs + 4 * k, rec + L::kBytesAt + 32 * k + 4 * r, 4);
   } else {
-    const uint8_t* nibbles = rec + L::kNibblesAt + (r / 2) * 32;
-    const int shift = 4 * (r & 1);
-    for (int j = 0; j < 16; ++j)
-      blk.qs[j] = static_cast<uint8_t>(((nibbles[j] >> shift) & 0x0F) |
-                                       (((nibbles[j + 16] >> shift) & 0x0F) << 4));
+    for (int p = 0; p < 4; ++p) std::memcpy(blk.qs + 4 * p, rec + L::kNibblesAt + 32 * p + 4 * r, 4);
     if constexpr (Fmt::kFifthBit) {
       uint32_t qh = 0;
-      for (int j = 0; j < 32; ++j) qh |= static_cast<uint32_t>((rec[L::kHighBitsAt + j] >> r) & 1) << j;
+      for (int j = 0; j < 32; ++j)
+        qh |= static_cast<uint32_t>((rec[L::kHighBitsAt + 4 * r + j % 4] >> (j / 4)) & 1) << j;
       std::memcpy(blk.qh, &qh, 4);
     }
   }
@@ -133,141 +136,169 @@ void DequantizePackedRowOf(uint32_t w_type, const void* w, size_t w_row_bytes, i
 
 #if GGUFLOW_X86_256
 
-// The activation side of block column b, shared by the 8 rows of a record: the activation
-// integers, float(d_a), and the 8 lanes of offset * (sum of each 4 activation integers), the
-// term the dot with the stored (offset) integers over-counts. Computed per record rather than
-// kept in a per-call table: it costs ~5 instructions per 8 rows and keeps L1 for the weights.
-template <class Fmt>
-struct ActBlockTerms {
-  __m256i ints, minus_sums;  // minus_sums: the correction, negated (it seeds the dot)
-  float da;
-  explicit ActBlockTerms(const block_q8_0& a)
-      : ints(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.qs))),
-        minus_sums(Fmt::kOffset > 0
-                       ? _mm256_sub_epi32(_mm256_setzero_si256(),
-                                          DotU8I8(_mm256_set1_epi8(static_cast<char>(Fmt::kOffset)), ints))
-                       : _mm256_setzero_si256()),
-        da(HalfToFloat(a.d)) {}
-};
+// The 4 activation integers of register K (elements 4K .. 4K+3 of the block), in every 32-bit
+// lane.
+template <int K>
+inline __m256i ActivationQuad(const block_q8_0& a) {
+  int32_t quad;
+  std::memcpy(&quad, a.qs + 4 * K, 4);
+  return _mm256_set1_epi32(quad);
+}
 
-// Stored integers of row R of a record: its nibble, plus 16 where its 5th bit is set (Q5_0).
-template <class Fmt, int R>
-inline __m256i StoredIntegers(const uint8_t* rec, __m256i high_bits) {
+// Register K of a record: byte 4r+e holds the stored integer of element 4K+e of row r (the
+// unsigned operand u: q + offset for the nibble formats, |q| for Q8_0) and the matching
+// activation integer (s: the activation, or for Q8_0 the activation with q's sign).
+struct Operands {
+  __m256i u, s;
+};
+template <class Fmt, int K>
+inline Operands RegisterOperands(const uint8_t* rec, __m256i high_bits, const block_q8_0& a) {
   using L = PackedLayout<Fmt>;
-  const __m256i pair = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rec + L::kNibblesAt + (R / 2) * 32));
-  const __m256i low = _mm256_and_si256(R % 2 ? _mm256_srli_epi16(pair, 4) : pair, _mm256_set1_epi8(0x0F));
-  if constexpr (!Fmt::kFifthBit) {
-    (void)high_bits;
-    return low;
+  const __m256i act = ActivationQuad<K>(a);
+  if constexpr (Fmt::kOffset == 0) {
+    const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rec + L::kBytesAt + 32 * K));
+    return {_mm256_sign_epi8(q, q), _mm256_sign_epi8(act, q)};
   } else {
-    // Bit R of each byte to bit 4 (16-bit shifts: a bit that crosses into the neighbour byte
-    // never lands on that byte's bit 4), then keep bit 4.
-    __m256i h = high_bits;
-    if constexpr (R < 4) h = _mm256_slli_epi16(h, 4 - R);
-    if constexpr (R > 4) h = _mm256_srli_epi16(h, R - 4);
-    return _mm256_or_si256(low, _mm256_and_si256(h, _mm256_set1_epi8(0x10)));
+    const __m256i pair = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rec + L::kNibblesAt + 32 * (K % 4)));
+    const __m256i nibble = _mm256_and_si256(K < 4 ? pair : _mm256_srli_epi16(pair, 4), _mm256_set1_epi8(0x0F));
+    if constexpr (!Fmt::kFifthBit) {
+      (void)high_bits;
+      return {nibble, act};
+    } else {
+      // Bit K of each byte to bit 4 (16-bit shifts: a bit that crosses into the neighbour byte
+      // never lands on that byte's bit 4), then keep bit 4.
+      __m256i h = high_bits;
+      if constexpr (K < 4) h = _mm256_slli_epi16(h, 4 - K);
+      if constexpr (K > 4) h = _mm256_srli_epi16(h, K - 4);
+      return {_mm256_or_si256(nibble, _mm256_and_si256(h, _mm256_set1_epi8(0x10))), act};
+    }
   }
 }
 
-// One record's per-row inputs: the 5th-bit plane (Q5_0) and scales[r] = float(d_w of row r) *
-// d_a, the 8 conversions in one instruction (each lane the same float product as the
-// row-major kernel's scalar one).
+#if HWY_TARGET != HWY_AVX3_DL
+template <class Fmt, int K>
+inline __m256i Products(const uint8_t* rec, __m256i high_bits, const block_q8_0& a) {
+  const Operands o = RegisterOperands<Fmt, K>(rec, high_bits, a);
+  return _mm256_maddubs_epi16(o.u, o.s);
+}
+#endif
+
+// Lane r: the exact integer dot of row r's stored integers with the activation block. AVX2:
+// vpmaddubsw gives 16-bit pair sums of at most 2 * max(u) * 128, so Fmt::kInt16Terms of them
+// can be added before widening (Q4_0: 8 * 3840, Q5_0: 4 * 7936, Q8_0: 1 * 32512, all below
+// 2^15); AVX3_DL: vpdpbusd, the same integers in two independent chains.
 template <class Fmt>
-struct RecordTerms {
-  __m256i high_bits;
-  alignas(32) float scales[kGroupRows];
-  RecordTerms(const uint8_t* rec, float da) {
-    using L = PackedLayout<Fmt>;
-    high_bits = Fmt::kFifthBit
-        ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rec + L::kHighBitsAt))
-        : _mm256_setzero_si256();
+inline __m256i BlockDots(const uint8_t* rec, const block_q8_0& a) {
+  using L = PackedLayout<Fmt>;
+  const __m256i high_bits = Fmt::kFifthBit
+      ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rec + L::kHighBitsAt))
+      : _mm256_setzero_si256();
+#if HWY_TARGET == HWY_AVX3_DL
+  __m256i even = _mm256_setzero_si256(), odd = even;
+  const auto step = [&](auto k, __m256i acc) {
+    const Operands o = RegisterOperands<Fmt, decltype(k)::value>(rec, high_bits, a);
+    return DotU8I8Add(acc, o.u, o.s);
+  };
+  even = step(std::integral_constant<int, 0>{}, even);
+  odd = step(std::integral_constant<int, 1>{}, odd);
+  even = step(std::integral_constant<int, 2>{}, even);
+  odd = step(std::integral_constant<int, 3>{}, odd);
+  even = step(std::integral_constant<int, 4>{}, even);
+  odd = step(std::integral_constant<int, 5>{}, odd);
+  even = step(std::integral_constant<int, 6>{}, even);
+  odd = step(std::integral_constant<int, 7>{}, odd);
+  return _mm256_add_epi32(even, odd);
+#else
+  const __m256i p0 = Products<Fmt, 0>(rec, high_bits, a), p1 = Products<Fmt, 1>(rec, high_bits, a);
+  const __m256i p2 = Products<Fmt, 2>(rec, high_bits, a), p3 = Products<Fmt, 3>(rec, high_bits, a);
+  const __m256i p4 = Products<Fmt, 4>(rec, high_bits, a), p5 = Products<Fmt, 5>(rec, high_bits, a);
+  const __m256i p6 = Products<Fmt, 6>(rec, high_bits, a), p7 = Products<Fmt, 7>(rec, high_bits, a);
+  const __m256i ones = _mm256_set1_epi16(1);
+  const auto widen = [&](__m256i x) { return _mm256_madd_epi16(x, ones); };
+  const auto add16 = [](__m256i x, __m256i y) { return _mm256_add_epi16(x, y); };
+  const auto add32 = [](__m256i x, __m256i y) { return _mm256_add_epi32(x, y); };
+  if constexpr (Fmt::kInt16Terms >= 8) {
+    return widen(add16(add16(add16(p0, p1), add16(p2, p3)), add16(add16(p4, p5), add16(p6, p7))));
+  } else if constexpr (Fmt::kInt16Terms >= 4) {
+    return add32(widen(add16(add16(p0, p1), add16(p2, p3))), widen(add16(add16(p4, p5), add16(p6, p7))));
+  } else {
+    return add32(add32(add32(widen(p0), widen(p1)), add32(widen(p2), widen(p3))),
+                 add32(add32(widen(p4), widen(p5)), add32(widen(p6), widen(p7))));
+  }
+#endif
+}
+
+// The activation side of block columns [b0, b0 + count): float(d_a) and offset * (sum of the
+// block's integers), the term the dot with the stored (offset) integers over-counts.
+struct ActivationTerms {
+  static constexpr int64_t kBlocks = 512;  // rows of up to 16384 elements in one pass
+  int64_t b0 = -1, count = 0;
+  float scale[kBlocks];
+  int32_t offset_sum[kBlocks];
+
+  template <class Fmt>
+  void Fill(const block_q8_0* act, int64_t begin, int64_t end) {
+    b0 = begin;
+    count = end - begin;
+    for (int64_t i = 0; i < count; ++i) {
+      const block_q8_0& a = act[b0 + i];
+      scale[i] = HalfToFloat(a.d);
+      if constexpr (Fmt::kOffset > 0) {
+        const __m256i offset = _mm256_set1_epi8(static_cast<char>(Fmt::kOffset));
+        const __m256i lanes = DotU8I8(offset, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.qs)));
+        __m128i s = _mm_add_epi32(_mm256_castsi256_si128(lanes), _mm256_extracti128_si256(lanes, 1));
+        s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
+        s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
+        offset_sum[i] = _mm_cvtsi128_si32(s);
+      }
+    }
+  }
+};
+
+// acc lane r + sum over block columns of the terms of row r: float(d_w) * float(d_a) times the
+// float of the exact block dot, one fused multiply-add per block in block order.
+template <class Fmt>
+inline __m256 DotColumns(const uint8_t* group, const block_q8_0* act, const ActivationTerms& t,
+                         __m256 acc) {
+  using L = PackedLayout<Fmt>;
+  for (int64_t i = 0; i < t.count; ++i) {
+    const int64_t b = t.b0 + i;
+    const uint8_t* rec = group + b * L::kColumnBytes;
+    __m256i lanes = BlockDots<Fmt>(rec, act[b]);
+    if constexpr (Fmt::kOffset > 0) lanes = _mm256_sub_epi32(lanes, _mm256_set1_epi32(t.offset_sum[i]));
     const __m128i halves = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rec + L::kScalesAt));
-    _mm256_store_ps(scales, _mm256_mul_ps(_mm256_cvtph_ps(halves), _mm256_set1_ps(da)));
+    const __m256 scales = _mm256_mul_ps(_mm256_cvtph_ps(halves), _mm256_set1_ps(t.scale[i]));
+    acc = _mm256_fmadd_ps(scales, _mm256_cvtepi32_ps(lanes), acc);
   }
-};
-
-// acc + (d_w * d_a) * float(exact block dot): the row-major kernel's step, for row R.
-template <class Fmt, int R>
-inline __m256 RowStep(const uint8_t* rec, const RecordTerms<Fmt>& t, const ActBlockTerms<Fmt>& a,
-                      __m256 acc) {
-  __m256i lanes;
-  if constexpr (Fmt::kOffset > 0) {
-    const __m256i u = StoredIntegers<Fmt, R>(rec, t.high_bits);
-    lanes = DotU8I8Add(a.minus_sums, u, a.ints);  // dot - offset * sum, exact
-  } else {
-    // Signed weights: |q| as the unsigned operand, the activation takes q's sign.
-    const __m256i q = _mm256_loadu_si256(
-        reinterpret_cast<const __m256i*>(rec + PackedLayout<Fmt>::kBytesAt + 32 * R));
-    lanes = DotU8I8(_mm256_sign_epi8(q, q), _mm256_sign_epi8(a.ints, q));
-  }
-  return _mm256_fmadd_ps(_mm256_broadcast_ss(t.scales + R), _mm256_cvtepi32_ps(lanes), acc);
+  return acc;
 }
 
-// All 8 rows of a group: out[r] = dot(row r, act).
-template <class Fmt>
-void DotGroup(const uint8_t* group, int64_t nb, const block_q8_0* act, float out[kGroupRows]) {
-  using L = PackedLayout<Fmt>;
-  // Named locals, not an array: GCC keeps an array of vectors in memory across iterations.
-  __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
-  for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* rec = group + b * L::kColumnBytes;
-    const ActBlockTerms<Fmt> a(act[b]);
-    const RecordTerms<Fmt> t(rec, a.da);
-    a0 = RowStep<Fmt, 0>(rec, t, a, a0);
-    a1 = RowStep<Fmt, 1>(rec, t, a, a1);
-    a2 = RowStep<Fmt, 2>(rec, t, a, a2);
-    a3 = RowStep<Fmt, 3>(rec, t, a, a3);
-    a4 = RowStep<Fmt, 4>(rec, t, a, a4);
-    a5 = RowStep<Fmt, 5>(rec, t, a, a5);
-    a6 = RowStep<Fmt, 6>(rec, t, a, a6);
-    a7 = RowStep<Fmt, 7>(rec, t, a, a7);
-  }
-  const __m256 acc[kGroupRows] = {a0, a1, a2, a3, a4, a5, a6, a7};
-  for (int r = 0; r < kGroupRows; ++r) out[r] = HorizontalSum(acc[r]);
-}
-
-// Row R of a group alone (row ranges that cut a group): the same per-row operations.
-template <class Fmt, int R>
-float DotRow(const uint8_t* group, int64_t nb, const block_q8_0* act) {
-  using L = PackedLayout<Fmt>;
-  __m256 acc = _mm256_setzero_ps();
-  for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* rec = group + b * L::kColumnBytes;
-    const ActBlockTerms<Fmt> a(act[b]);
-    acc = RowStep<Fmt, R>(rec, RecordTerms<Fmt>(rec, a.da), a, acc);
-  }
-  return HorizontalSum(acc);
-}
-
-template <class Fmt>
-float DotRowOfGroup(int r, const uint8_t* group, int64_t nb, const block_q8_0* act) {
-  switch (r) {
-    case 0: return DotRow<Fmt, 0>(group, nb, act);
-    case 1: return DotRow<Fmt, 1>(group, nb, act);
-    case 2: return DotRow<Fmt, 2>(group, nb, act);
-    case 3: return DotRow<Fmt, 3>(group, nb, act);
-    case 4: return DotRow<Fmt, 4>(group, nb, act);
-    case 5: return DotRow<Fmt, 5>(group, nb, act);
-    case 6: return DotRow<Fmt, 6>(group, nb, act);
-    default: return DotRow<Fmt, 7>(group, nb, act);
-  }
-}
-
-// y[r] = dot(row r, act) for r in [row_begin, row_end), one activation row.
+// y[r] = dot(row r, act) for r in [row_begin, row_end), one activation row. A group's 8 rows
+// are computed together whatever the range (lane r is row r, independent of the other lanes),
+// and only the rows in the range are stored.
 template <class Fmt>
 void MatVecPacked(const void* w, size_t w_row_bytes, int64_t n, int64_t row_begin,
                   int64_t row_end, const void* act, float* y) {
   const int64_t nb = n / 32;
   const auto* act_blocks = static_cast<const block_q8_0*>(act);
+  ActivationTerms terms;
   for (int64_t g = row_begin / kGroupRows; g * kGroupRows < row_end; ++g) {
     const uint8_t* group = static_cast<const uint8_t*>(w) + g * kGroupRows * w_row_bytes;
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t b0 = 0; b0 < nb; b0 += ActivationTerms::kBlocks) {
+      // Rows longer than kBlocks blocks refill the table per group and slice (a few % of the
+      // work); shorter ones fill it once per call.
+      if (terms.b0 != b0) terms.Fill<Fmt>(act_blocks, b0, std::min(nb, b0 + ActivationTerms::kBlocks));
+      acc = DotColumns<Fmt>(group, act_blocks, terms, acc);
+    }
     const int64_t r0 = std::max(row_begin, g * kGroupRows);
     const int64_t r1 = std::min(row_end, (g + 1) * kGroupRows);
     if (r1 - r0 == kGroupRows) {
-      DotGroup<Fmt>(group, nb, act_blocks, y + r0);
+      _mm256_storeu_ps(y + r0, acc);
     } else {
-      for (int64_t r = r0; r < r1; ++r)
-        y[r] = DotRowOfGroup<Fmt>(static_cast<int>(r - g * kGroupRows), group, nb, act_blocks);
+      alignas(32) float rows[kGroupRows];
+      _mm256_store_ps(rows, acc);
+      for (int64_t r = r0; r < r1; ++r) y[r] = rows[r - g * kGroupRows];
     }
   }
 }

@@ -2,22 +2,23 @@
 //
 // A kernel plugin may offer a packed layout for some weight types (GgufflowKernels::pack_rows,
 // plugins/abi/kernel_abi.h): the same bytes as the GGUF rows, reordered so that one pass feeds
-// several rows, with results equal bit for bit to the row-major kernels. Decode (one token per
-// step) is where it pays: Q5_0 mat_vec runs ~1.5x faster.
+// several rows, with the row-major kernels' results to float rounding (~1e-7 relative). Decode
+// (one token per step) is where it pays: Q5_0 mat_vec runs ~2x faster.
 //
 // Packing costs a copy of those weights in fresh memory (for Qwen2.5-0.5B Q4_K_M: 165 MiB,
 // ~0.1-0.2 s on bare metal, ~1.5 s on a VM where first-touch page faults are slow), which
 // prompt-only work (embeddings, scoring a prompt, the first token of a reply) never recovers.
 // So nodes multiply through a slot that holds the row-major view until the session's first
-// decode step calls pack_all(); from then on the slot holds the packed copy. Because results
-// are identical either way, when the switch happens changes no output.
+// decode step calls pack_all(); from then on the slot holds the packed copy. The prompt's
+// logits are therefore those of the row-major kernels; later steps differ from a session that
+// never packs only by float rounding.
 //
 // After packing a weight, the GGUF pages it replaces are dropped from the process (madvise
 // DONTNEED on the read-only mapping: the page cache keeps them and any later reader faults them
 // back in), so resident memory stays about one copy of the weights.
 //
 // Packing is on by default; GGUFLOW_PACK_WEIGHTS=0 in the environment turns it off (for A/B
-// measurements: the results are the same, only the speed differs).
+// measurements: the results agree to float rounding, only the speed differs).
 #pragma once
 
 #include <cstddef>

@@ -1,8 +1,10 @@
 // Packed (row-interleaved) weights, ABI 2: for every plugin this CPU runs and every weight type
-// it packs (pack_rows[w] > 0), pack() followed by mat_vec_packed / mat_mat_packed gives the bits
-// of mat_vec / mat_mat on the row-major matrix, for any row range, and writes nothing outside
-// the range. Also checked against an independent reference: runtime/quant's dequantizer with a
-// double dot product, and the scalar plugin's mat_vec, within kernel_parity_test's bound.
+// it packs (pack_rows[w] > 0), pack() followed by mat_vec_packed / mat_mat_packed gives the
+// results of mat_vec / mat_mat on the row-major matrix to float rounding: within
+// kernel_parity_test's bound of an independent reference (runtime/quant's dequantizer with a
+// double dot product), as are the scalar plugin and the row-major kernel. A row's bits do not
+// depend on the row range, and mat_mat_packed equals n_act mat_vec_packed calls bit for bit;
+// nothing outside the range is written.
 //
 // Matrices: n_rows in {1, 2, 17} groups (8, 16, 136 rows for a group of 8), n in {32, 96, 896,
 // 4864} (Qwen2.5-0.5B widths and two tiny ones), weights either Gaussian or "extreme" (rows
@@ -178,20 +180,20 @@ std::vector<std::pair<int64_t, int64_t>> row_ranges(int64_t n_rows, int64_t grou
   return ranges;
 }
 
-// Compares one output row y[0..n_rows) of the packed kernel with the row-major kernel's, and
-// that rows outside [begin, end) still hold the sentinel. Returns false (after one failure
-// message) on the first difference.
-bool same_output_row(const float* packed, const float* row_major, int64_t n_rows, int64_t begin, int64_t end,
+// Checks that y[r] has the bits of expected[r] for r in [begin, end) and that rows outside it,
+// up to n_rows, still hold the sentinel. Returns false (after one failure message) on the first
+// difference.
+bool same_output_row(const float* y, const float* expected, int64_t n_rows, int64_t begin, int64_t end,
                      const std::string& where) {
   for (int64_t r = 0; r < n_rows; ++r) {
     if (r >= begin && r < end) {
-      if (bits(packed[r]) != bits(row_major[r])) {
-        ADD_FAILURE() << where << ": first difference at row " << r << ": packed " << describe(packed[r])
-                      << ", row-major " << describe(row_major[r]);
+      if (bits(y[r]) != bits(expected[r])) {
+        ADD_FAILURE() << where << ": first difference at row " << r << ": " << describe(y[r]) << ", expected "
+                      << describe(expected[r]);
         return false;
       }
-    } else if (bits(packed[r]) != kSentinelBits) {
-      ADD_FAILURE() << where << ": wrote row " << r << " outside the range (value " << describe(packed[r]) << ")";
+    } else if (bits(y[r]) != kSentinelBits) {
+      ADD_FAILURE() << where << ": wrote row " << r << " outside the range (value " << describe(y[r]) << ")";
       return false;
     }
   }
@@ -227,18 +229,19 @@ TEST_P(PackedWeights, PackedTypesHaveKernelsAndActivationFormats) {
   }
 }
 
-TEST_P(PackedWeightsData, MatVecPackedEqualsMatVecForEveryRange) {
+// A row's result is the same whatever range it is computed in (so whatever the thread split),
+// and the range is all that is written.
+TEST_P(PackedWeightsData, MatVecPackedGivesTheSameBitsForEveryRange) {
   const GgufflowKernels& k = plugin_table(GetParam());
   for_each_packed_problem(k, [&](const Problem& p) {
-    std::vector<float> y_packed(p.n_rows), y_row_major(p.n_rows);  // [n_rows]
-    for (const auto& [begin, end] : row_ranges(p.n_rows, p.group)) {
-      for (int64_t a : {int64_t{0}, int64_t{5}}) {
-        const uint8_t* act = &p.act[a * p.act_stride];
-        std::fill(y_packed.begin(), y_packed.end(), sentinel());
-        std::fill(y_row_major.begin(), y_row_major.end(), sentinel());
-        k.mat_vec(p.type, p.w.data(), p.w_row_bytes, p.n, begin, end, act, y_row_major.data());
-        k.mat_vec_packed(p.type, p.packed.data(), p.w_row_bytes, p.n, begin, end, act, y_packed.data());
-        if (!same_output_row(y_packed.data(), y_row_major.data(), p.n_rows, begin, end,
+    std::vector<float> y(p.n_rows), y_whole(p.n_rows);  // [n_rows]
+    for (int64_t a : {int64_t{0}, int64_t{5}}) {
+      const uint8_t* act = &p.act[a * p.act_stride];
+      k.mat_vec_packed(p.type, p.packed.data(), p.w_row_bytes, p.n, 0, p.n_rows, act, y_whole.data());
+      for (const auto& [begin, end] : row_ranges(p.n_rows, p.group)) {
+        std::fill(y.begin(), y.end(), sentinel());
+        k.mat_vec_packed(p.type, p.packed.data(), p.w_row_bytes, p.n, begin, end, act, y.data());
+        if (!same_output_row(y.data(), y_whole.data(), p.n_rows, begin, end,
                              "mat_vec_packed range " + range_text(begin, end) + " act row " + std::to_string(a)))
           return;
       }
@@ -261,23 +264,26 @@ TEST_P(PackedWeightsData, DequantizeRowPackedEqualsDequantizeRowForEveryRow) {
   });
 }
 
-TEST_P(PackedWeightsData, MatMatPackedEqualsMatMatForEveryRangeAndBatch) {
+// mat_mat_packed (prefill on packed weights) equals one mat_vec_packed per activation row, bit
+// for bit, for every range and batch size.
+TEST_P(PackedWeightsData, MatMatPackedEqualsMatVecPackedForEveryRangeAndBatch) {
   const GgufflowKernels& k = plugin_table(GetParam());
   for_each_packed_problem(k, [&](const Problem& p) {
     const int64_t y_stride = p.n_rows + kYPad;
-    std::vector<float> y_packed(kMaxActs * y_stride), y_row_major(kMaxActs * y_stride);  // [n_act][y_stride]
+    std::vector<float> y_packed(kMaxActs * y_stride);   // [n_act][y_stride]
+    std::vector<float> y_vec(kMaxActs * y_stride);      // [kMaxActs][y_stride], whole rows
+    for (int64_t a = 0; a < kMaxActs; ++a)
+      k.mat_vec_packed(p.type, p.packed.data(), p.w_row_bytes, p.n, 0, p.n_rows, &p.act[a * p.act_stride],
+                       &y_vec[a * y_stride]);
     for (const auto& [begin, end] : row_ranges(p.n_rows, p.group)) {
       for (int64_t n_act = 1; n_act <= kMaxActs; ++n_act) {
         std::fill(y_packed.begin(), y_packed.end(), sentinel());
-        std::fill(y_row_major.begin(), y_row_major.end(), sentinel());
-        k.mat_mat(p.type, p.w.data(), p.w_row_bytes, p.n, begin, end, p.act.data(), p.act_stride, n_act,
-                  y_row_major.data(), y_stride);
         k.mat_mat_packed(p.type, p.packed.data(), p.w_row_bytes, p.n, begin, end, p.act.data(), p.act_stride,
                          n_act, y_packed.data(), y_stride);
         // Rows [n_rows, y_stride) of each output row and every row past n_act stay untouched too.
         for (int64_t a = 0; a < kMaxActs; ++a) {
           const int64_t b = a < n_act ? begin : 0, e = a < n_act ? end : 0;
-          if (!same_output_row(&y_packed[a * y_stride], &y_row_major[a * y_stride], y_stride, b, e,
+          if (!same_output_row(&y_packed[a * y_stride], &y_vec[a * y_stride], y_stride, b, e,
                                "mat_mat_packed range " + range_text(begin, end) + " n_act " +
                                    std::to_string(n_act) + " act row " + std::to_string(a)))
             return;
@@ -287,7 +293,10 @@ TEST_P(PackedWeightsData, MatMatPackedEqualsMatMatForEveryRangeAndBatch) {
   });
 }
 
-TEST_P(PackedWeightsData, MatVecPackedMatchesDequantizedReferenceAndScalarPlugin) {
+// Packed, row-major and scalar-plugin results each within the bound of the reference (so of
+// each other: to float rounding, not bit for bit, since the packed kernel accumulates each row
+// in one lane and the row-major one in eight).
+TEST_P(PackedWeightsData, MatVecPackedMatchesDequantizedReferenceRowMajorAndScalarPlugin) {
   const GgufflowKernels& k = plugin_table(GetParam());
   const auto names = supported_plugin_names();
   const bool have_scalar = std::find(names.begin(), names.end(), "scalar") != names.end();
@@ -299,8 +308,9 @@ TEST_P(PackedWeightsData, MatVecPackedMatchesDequantizedReferenceAndScalarPlugin
     for (int64_t a : {int64_t{0}, int64_t{11}}) {
       const uint8_t* act = &p.act[a * p.act_stride];
       dequantize_row(p.act_type, act, ad.data(), p.n);
-      std::vector<float> y(p.n_rows), y_scalar(p.n_rows);
+      std::vector<float> y(p.n_rows), y_scalar(p.n_rows), y_row_major(p.n_rows);
       k.mat_vec_packed(p.type, p.packed.data(), p.w_row_bytes, p.n, 0, p.n_rows, act, y.data());
+      k.mat_vec(p.type, p.w.data(), p.w_row_bytes, p.n, 0, p.n_rows, act, y_row_major.data());
       if (scalar)
         scalar->mat_vec(p.type, p.w.data(), p.w_row_bytes, p.n, 0, p.n_rows, act, y_scalar.data());
       for (int64_t r = 0; r < p.n_rows; ++r) {
@@ -322,6 +332,8 @@ TEST_P(PackedWeightsData, MatVecPackedMatchesDequantizedReferenceAndScalarPlugin
         }
         const double tol = double(p.n / block + 8) * std::ldexp(1.0, -24) * magnitude + s_rounding;
         ASSERT_NEAR(y[r], dot, tol) << "mat_vec_packed vs dequantized reference, act row " << a << " row " << r;
+        ASSERT_NEAR(y_row_major[r], dot, tol) << "mat_vec vs dequantized reference, act row " << a << " row " << r;
+        ASSERT_NEAR(y[r], y_row_major[r], 2.0 * tol) << "mat_vec_packed vs mat_vec, act row " << a << " row " << r;
         if (scalar) {
           ASSERT_NEAR(y[r], y_scalar[r], 2.0 * tol) << "mat_vec_packed vs scalar plugin, act row " << a << " row " << r;
         }
