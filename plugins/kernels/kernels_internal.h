@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "plugins/abi/kernel_abi.h"
 #include "plugins/abi/quant_blocks.h"
@@ -98,6 +99,14 @@ static inline float HorizontalSum(__m256 v) {
   return _mm_cvtss_f32(s);
 }
 
+// The 4 activation integers at p (one lane's worth of a packed record, kernels_packed*.cc), in
+// every 32-bit lane.
+static inline __m256i ActivationQuad(const int8_t* p) {
+  int32_t quad;
+  std::memcpy(&quad, p, 4);
+  return _mm256_set1_epi32(quad);
+}
+
 // acc + 8 int32 lanes, each the sum of 4 adjacent products u8 * i8. Exact for the operands
 // used here (|u * s| pairs stay below the 16-bit saturation of vpmaddubsw: u <= 128, |s| <=
 // 127), so the AVX3_DL build's single VNNI instruction gives the same integers.
@@ -161,6 +170,13 @@ void PackWeights(uint32_t w_type, const void* src, size_t w_row_bytes, int64_t n
 void MatMulPacked(uint32_t w_type, const MatMulArgs& args);
 void DequantizePackedRow(uint32_t w_type, const void* w, size_t w_row_bytes, int64_t n,
                          int64_t row, float* dst);
+// Rows per group of every packed layout.
+constexpr int kPackedGroupRows = 8;
+// Q4_K's packed layout (kernels_packed_q4k.cc), reached through the four functions above.
+void PackQ4K(const void* src, size_t w_row_bytes, int64_t n, int64_t n_rows, void* dst);
+void DequantizePackedRowQ4K(const void* w, size_t w_row_bytes, int64_t n, int64_t row, float* dst);
+void MatVecPackedQ4K(const void* w, size_t w_row_bytes, int64_t n, int64_t row_begin, int64_t row_end,
+                     const void* act, float* y);
 
 void QuantizeActivations(uint32_t act_type, const float* x, void* dst, int64_t n);
 void DequantizeRow(uint32_t type, const void* src, float* dst, int64_t n);

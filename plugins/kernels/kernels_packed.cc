@@ -38,7 +38,7 @@
 namespace gguflow::kernels {
 namespace {
 
-constexpr int kGroupRows = 8;
+constexpr int kGroupRows = kPackedGroupRows;
 
 // kOffset: the nibble formats store q + kOffset (unsigned); Q8_0 stores q itself (signed
 // bytes, multiplied with the sign trick as in the row-major kernel).
@@ -136,15 +136,6 @@ void DequantizePackedRowOf(uint32_t w_type, const void* w, size_t w_row_bytes, i
 
 #if GGUFLOW_X86_256
 
-// The 4 activation integers of register K (elements 4K .. 4K+3 of the block), in every 32-bit
-// lane.
-template <int K>
-inline __m256i ActivationQuad(const block_q8_0& a) {
-  int32_t quad;
-  std::memcpy(&quad, a.qs + 4 * K, 4);
-  return _mm256_set1_epi32(quad);
-}
-
 // Register K of a record: byte 4r+e holds the stored integer of element 4K+e of row r (the
 // unsigned operand u: q + offset for the nibble formats, |q| for Q8_0) and the matching
 // activation integer (s: the activation, or for Q8_0 the activation with q's sign).
@@ -154,7 +145,7 @@ struct Operands {
 template <class Fmt, int K>
 inline Operands RegisterOperands(const uint8_t* rec, __m256i high_bits, const block_q8_0& a) {
   using L = PackedLayout<Fmt>;
-  const __m256i act = ActivationQuad<K>(a);
+  const __m256i act = ActivationQuad(a.qs + 4 * K);  // elements 4K .. 4K+3
   if constexpr (Fmt::kOffset == 0) {
     const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rec + L::kBytesAt + 32 * K));
     return {_mm256_sign_epi8(q, q), _mm256_sign_epi8(act, q)};
@@ -320,7 +311,7 @@ bool WithPackedFormat(uint32_t w_type, F&& f) {
 
 uint32_t PackedGroupRows(uint32_t w_type) {
 #if GGUFLOW_X86_256
-  return WithPackedFormat(w_type, [](auto) {}) ? kGroupRows : 0;
+  return w_type == GGML_TYPE_Q4_K || WithPackedFormat(w_type, [](auto) {}) ? kGroupRows : 0;
 #else
   (void)w_type;
   return 0;
@@ -329,6 +320,7 @@ uint32_t PackedGroupRows(uint32_t w_type) {
 
 void PackWeights(uint32_t w_type, const void* src, size_t w_row_bytes, int64_t n, int64_t n_rows,
                  void* dst) {
+  if (w_type == GGML_TYPE_Q4_K) return PackQ4K(src, w_row_bytes, n, n_rows, dst);
   WithPackedFormat(w_type, [&](auto fmt) {
     PackMatrix<decltype(fmt)>(src, w_row_bytes, n, n_rows, dst);
   });
@@ -336,6 +328,7 @@ void PackWeights(uint32_t w_type, const void* src, size_t w_row_bytes, int64_t n
 
 void DequantizePackedRow(uint32_t w_type, const void* w, size_t w_row_bytes, int64_t n,
                          int64_t row, float* dst) {
+  if (w_type == GGML_TYPE_Q4_K) return DequantizePackedRowQ4K(w, w_row_bytes, n, row, dst);
   WithPackedFormat(w_type, [&](auto fmt) {
     DequantizePackedRowOf<decltype(fmt)>(w_type, w, w_row_bytes, n, row, dst);
   });
@@ -343,21 +336,22 @@ void DequantizePackedRow(uint32_t w_type, const void* w, size_t w_row_bytes, int
 
 void MatMulPacked(uint32_t w_type, const MatMulArgs& a) {
 #if GGUFLOW_X86_256
-  WithPackedFormat(w_type, [&](auto fmt) {
-    // Each activation row separately, so mat_mat equals n_act mat_vec calls by construction;
-    // rows in tiles so that a tile's weights stay in cache while every activation row passes.
-    constexpr int64_t kTileRows = 8 * kGroupRows;
-    // Tile edges on multiples of kTileRows (so of the group), whatever row_begin is: a tile
-    // edge inside a group would send all its rows down the one-row path.
-    for (int64_t t0 = a.row_begin; t0 < a.row_end;) {
-      const int64_t t1 = std::min(a.row_end, (t0 / kTileRows + 1) * kTileRows);
-      for (int64_t i = 0; i < a.n_act; ++i)
-        MatVecPacked<decltype(fmt)>(a.w, a.w_row_bytes, a.n, t0, t1,
-                                    static_cast<const char*>(a.act) + i * a.act_row_bytes,
-                                    a.y + i * a.y_stride);
-      t0 = t1;
-    }
-  });
+  using MatVec = void (*)(const void*, size_t, int64_t, int64_t, int64_t, const void*, float*);
+  MatVec mat_vec = w_type == GGML_TYPE_Q4_K ? MatVecPackedQ4K : nullptr;
+  WithPackedFormat(w_type, [&](auto fmt) { mat_vec = MatVecPacked<decltype(fmt)>; });
+  if (mat_vec == nullptr) return;
+  // Each activation row separately, so mat_mat equals n_act mat_vec calls by construction;
+  // rows in tiles so that a tile's weights stay in cache while every activation row passes.
+  constexpr int64_t kTileRows = 8 * kGroupRows;
+  // Tile edges on multiples of kTileRows (so of the group), whatever row_begin is: a tile
+  // edge inside a group would compute that group twice.
+  for (int64_t t0 = a.row_begin; t0 < a.row_end;) {
+    const int64_t t1 = std::min(a.row_end, (t0 / kTileRows + 1) * kTileRows);
+    for (int64_t i = 0; i < a.n_act; ++i)
+      mat_vec(a.w, a.w_row_bytes, a.n, t0, t1, static_cast<const char*>(a.act) + i * a.act_row_bytes,
+              a.y + i * a.y_stride);
+    t0 = t1;
+  }
 #else
   (void)w_type, (void)a;
 #endif

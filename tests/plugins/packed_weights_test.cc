@@ -34,7 +34,7 @@ namespace gguflow::test {
 namespace {
 
 constexpr int64_t kGroupCounts[] = {1, 2, 17};   // n_rows = groups * pack_rows
-constexpr int64_t kWidths[] = {32, 96, 896, 4864};
+constexpr int64_t kWidths[] = {32, 96, 512, 896, 4864};
 constexpr int64_t kMaxActs = 17;                  // mat_mat batch sizes 1..17
 constexpr int64_t kYPad = 5;                      // y_stride = n_rows + kYPad for mat_mat
 constexpr size_t kActPadBytes = 34;               // act rows are act_row_bytes + this apart

@@ -1,0 +1,193 @@
+// Packed (row-interleaved) layout of Q4_K weights and its mat_vec, x86 AVX2 and up: the Q4_K
+// counterpart of kernels_packed.cc (read that first; the idea is the same).
+//
+// Why: the row-major Q4_K kernel (kernels_kquants.cc) spends ~11 vector instructions per 32
+// weights of a row (nibble split, the chunk's scale spread to 16 lanes with a shuffle and a
+// widening, vpmaddubsw, vpmaddwd, add, plus the per-super-block scale unpacking, min term and
+// float work for one row) and decode is compute-bound at ~21 GB/s a core. With 8 rows
+// interleaved so that each 32-bit lane holds 4 elements of one row, one vpmaddubsw serves 8
+// rows, the 8 products of a 32-element chunk add up in 16 bits, one vpmaddwd applies the 8
+// rows' chunk scales, and the 6-bit scales of 8 rows unpack with the same word masks as one
+// row's: ~4 instructions per 32 weights of a row.
+//
+// Layout: groups of kGroupRows = 8 consecutive rows; within a group, super-block column b
+// (elements 256b .. 256b+255 of all 8 rows) is one record of 8 * 144 = 1152 bytes:
+//   d      [8] fp16       the rows' super-block scales, row order                     at 0
+//   dmin   [8] fp16       the rows' super-block min scales                           at 16
+//   scales [3][8] u32     word k (bytes 4k .. 4k+3) of row r's 12 scale bytes at 32 + 32k + 4r
+//   qs     [4][8][32] u8  pair p (elements 64p .. 64p+63), quad i: byte 4r+e = qs[32p + 4i + e]
+//                         of row r, whose low nibble is element 64p + 4i + e and high nibble
+//                         element 64p + 32 + 4i + e                           at 128 + 256p + 32i
+// Groups follow each other: the packed matrix has the row-major size.
+//
+// Results: per row and super-block the same exact integers as the row-major kernel
+// (sum_c scale_c * (q . a)_c and sum_c min_c * bsum_c), scaled by float(d) * d_a and
+// float(dmin) * d_a and accumulated in block order in the row's own lane; the row-major kernel
+// accumulates 8 partial lanes instead, so the two agree to float rounding.
+#include <algorithm>
+#include <cstring>
+
+#include "plugins/kernels/kernels_internal.h"
+
+namespace gguflow::kernels {
+namespace {
+
+constexpr int kGroupRows = kPackedGroupRows;
+constexpr size_t kRecordBytes = kGroupRows * sizeof(block_q4_K);
+constexpr size_t kDAt = 0, kDminAt = 16, kScalesAt = 32, kQsAt = 128;
+static_assert(kQsAt + 4 * 8 * 32 == kRecordBytes, "packed record must keep the block bytes");
+
+const block_q4_K& RowBlock(const void* rows, size_t w_row_bytes, int r, int64_t b) {
+  return reinterpret_cast<const block_q4_K*>(static_cast<const char*>(rows) + r * w_row_bytes)[b];
+}
+
+const uint8_t* GroupOf(const void* w, size_t w_row_bytes, int64_t g) {
+  return static_cast<const uint8_t*>(w) + g * kGroupRows * w_row_bytes;
+}
+
+// Row r of a record back in its row-major block (the inverse of PackQ4K for one block).
+block_q4_K UnpackRecordRow(const uint8_t* rec, int r) {
+  block_q4_K blk;
+  std::memcpy(&blk.d, rec + kDAt + 2 * r, 2);
+  std::memcpy(&blk.dmin, rec + kDminAt + 2 * r, 2);
+  for (int k = 0; k < 3; ++k) std::memcpy(blk.scales + 4 * k, rec + kScalesAt + 32 * k + 4 * r, 4);
+  for (int p = 0; p < 4; ++p)
+    for (int i = 0; i < 8; ++i) std::memcpy(blk.qs + 32 * p + 4 * i, rec + kQsAt + 256 * p + 32 * i + 4 * r, 4);
+  return blk;
+}
+
+#if GGUFLOW_X86_256
+
+// Bytes Lo and Hi of every 32-bit lane of v, zero-extended into the lane's two 16-bit halves.
+template <int Lo, int Hi>
+inline __m256i LaneBytePair(__m256i v) {
+  constexpr char z = static_cast<char>(0x80);  // vpshufb: zero this byte
+  const __m256i control = _mm256_setr_epi8(Lo, z, Hi, z, 4 + Lo, z, 4 + Hi, z, 8 + Lo, z, 8 + Hi, z,
+                                           12 + Lo, z, 12 + Hi, z, Lo, z, Hi, z, 4 + Lo, z, 4 + Hi, z,
+                                           8 + Lo, z, 8 + Hi, z, 12 + Lo, z, 12 + Hi, z);
+  return _mm256_shuffle_epi8(v, control);
+}
+
+// One record against one activation super-block: acc lane r += float(d_r) * d_a * (sum_c
+// scale_rc (q . a)_c), acc_min lane r += float(dmin_r) * d_a * (sum_c min_rc bsum_c).
+inline void RecordStep(const uint8_t* rec, const block_q8_K& a, __m256& acc, __m256& acc_min) {
+  // GGML's unpacking of the 12 scale bytes (kernels_kquants.cc ScaleMinK4Words), 8 rows at once
+  // with the same 32-bit word masks: lane r of sc_lo/sc_hi = scales of chunks 0-3 / 4-7, of
+  // min_lo/min_hi = mins of chunks 0-3 / 4-7, a byte each.
+  const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rec + kScalesAt));
+  const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rec + kScalesAt + 32));
+  const __m256i w2 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rec + kScalesAt + 64));
+  const __m256i mask6 = _mm256_set1_epi32(0x3f3f3f3f), mask4 = _mm256_set1_epi32(0x0f0f0f0f),
+                mask2 = _mm256_set1_epi32(0x03030303);
+  const __m256i sc_lo = _mm256_and_si256(w0, mask6);
+  const __m256i sc_hi = _mm256_or_si256(_mm256_and_si256(w2, mask4),
+                                        _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(w0, 6), mask2), 4));
+  const __m256i min_lo = _mm256_and_si256(w1, mask6);
+  const __m256i min_hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(w2, 4), mask4),
+                                         _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(w1, 6), mask2), 4));
+
+  // Products of a 32-element chunk: each vpmaddubsw lane is at most 2 * 15 * 128 = 3840, so the
+  // chunk's 8 quads add up in 16 bits (30720 < 2^15); vpmaddwd then applies the chunk scales.
+  const __m256i nibbles = _mm256_set1_epi8(0x0F);
+  const auto pair_products = [&](int p, __m256i& low, __m256i& high) {
+    low = high = _mm256_setzero_si256();
+    for (int i = 0; i < 8; ++i) {
+      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rec + kQsAt + 256 * p + 32 * i));
+      low = _mm256_add_epi16(low, _mm256_maddubs_epi16(_mm256_and_si256(v, nibbles),
+                                                       ActivationQuad(a.qs + 64 * p + 4 * i)));
+      high = _mm256_add_epi16(high, _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(v, 4), nibbles),
+                                                         ActivationQuad(a.qs + 64 * p + 32 + 4 * i)));
+    }
+  };
+  __m256i low, high;
+  pair_products(0, low, high);
+  __m256i isum = _mm256_add_epi32(_mm256_madd_epi16(low, LaneBytePair<0, 0>(sc_lo)),
+                                  _mm256_madd_epi16(high, LaneBytePair<1, 1>(sc_lo)));
+  pair_products(1, low, high);
+  isum = _mm256_add_epi32(isum, _mm256_madd_epi16(low, LaneBytePair<2, 2>(sc_lo)));
+  isum = _mm256_add_epi32(isum, _mm256_madd_epi16(high, LaneBytePair<3, 3>(sc_lo)));
+  pair_products(2, low, high);
+  isum = _mm256_add_epi32(isum, _mm256_madd_epi16(low, LaneBytePair<0, 0>(sc_hi)));
+  isum = _mm256_add_epi32(isum, _mm256_madd_epi16(high, LaneBytePair<1, 1>(sc_hi)));
+  pair_products(3, low, high);
+  isum = _mm256_add_epi32(isum, _mm256_madd_epi16(low, LaneBytePair<2, 2>(sc_hi)));
+  isum = _mm256_add_epi32(isum, _mm256_madd_epi16(high, LaneBytePair<3, 3>(sc_hi)));
+
+  // Min term: bsum_c (sum of chunk c's 32 activation integers, |.| <= 4096) in 16-bit pairs
+  // (chunks 2k, 2k+1) against the rows' min pairs.
+  const auto bsum_pair = [&](int k) {
+    const int32_t even = a.bsums[4 * k] + a.bsums[4 * k + 1], odd = a.bsums[4 * k + 2] + a.bsums[4 * k + 3];
+    return _mm256_set1_epi32(static_cast<int32_t>(static_cast<uint16_t>(even) | static_cast<uint32_t>(odd) << 16));
+  };
+  __m256i mins = _mm256_madd_epi16(LaneBytePair<0, 1>(min_lo), bsum_pair(0));
+  mins = _mm256_add_epi32(mins, _mm256_madd_epi16(LaneBytePair<2, 3>(min_lo), bsum_pair(1)));
+  mins = _mm256_add_epi32(mins, _mm256_madd_epi16(LaneBytePair<0, 1>(min_hi), bsum_pair(2)));
+  mins = _mm256_add_epi32(mins, _mm256_madd_epi16(LaneBytePair<2, 3>(min_hi), bsum_pair(3)));
+
+  const __m256 da = _mm256_set1_ps(a.d);
+  const __m256 d = _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rec + kDAt))), da);
+  const __m256 dmin =
+      _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rec + kDminAt))), da);
+  acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(isum), acc);
+  acc_min = _mm256_fmadd_ps(dmin, _mm256_cvtepi32_ps(mins), acc_min);
+}
+
+#endif  // GGUFLOW_X86_256
+
+}  // namespace
+
+void PackQ4K(const void* src, size_t w_row_bytes, int64_t n, int64_t n_rows, void* dst) {
+  const int64_t nb = n / 256;
+  for (int64_t g = 0; g * kGroupRows < n_rows; ++g) {
+    const void* rows = GroupOf(src, w_row_bytes, g);
+    uint8_t* group = const_cast<uint8_t*>(GroupOf(dst, w_row_bytes, g));
+    for (int64_t b = 0; b < nb; ++b) {
+      uint8_t* rec = group + b * kRecordBytes;
+      for (int r = 0; r < kGroupRows; ++r) {
+        const block_q4_K& blk = RowBlock(rows, w_row_bytes, r, b);
+        std::memcpy(rec + kDAt + 2 * r, &blk.d, 2);
+        std::memcpy(rec + kDminAt + 2 * r, &blk.dmin, 2);
+        for (int k = 0; k < 3; ++k) std::memcpy(rec + kScalesAt + 32 * k + 4 * r, blk.scales + 4 * k, 4);
+        for (int p = 0; p < 4; ++p)
+          for (int i = 0; i < 8; ++i)
+            std::memcpy(rec + kQsAt + 256 * p + 32 * i + 4 * r, blk.qs + 32 * p + 4 * i, 4);
+      }
+    }
+  }
+}
+
+void DequantizePackedRowQ4K(const void* w, size_t w_row_bytes, int64_t n, int64_t row, float* dst) {
+  const uint8_t* group = GroupOf(w, w_row_bytes, row / kGroupRows);
+  for (int64_t b = 0; b < n / 256; ++b) {
+    const block_q4_K blk = UnpackRecordRow(group + b * kRecordBytes, static_cast<int>(row % kGroupRows));
+    DequantizeRow(GGML_TYPE_Q4_K, &blk, dst + 256 * b, 256);
+  }
+}
+
+void MatVecPackedQ4K(const void* w, size_t w_row_bytes, int64_t n, int64_t row_begin, int64_t row_end,
+                     const void* act, float* y) {
+#if GGUFLOW_X86_256
+  const int64_t nb = n / 256;
+  const auto* a = static_cast<const block_q8_K*>(act);
+  for (int64_t g = row_begin / kGroupRows; g * kGroupRows < row_end; ++g) {
+    const uint8_t* group = GroupOf(w, w_row_bytes, g);
+    __m256 acc = _mm256_setzero_ps(), acc_min = acc;
+    for (int64_t b = 0; b < nb; ++b) RecordStep(group + b * kRecordBytes, a[b], acc, acc_min);
+    const __m256 rows = _mm256_sub_ps(acc, acc_min);
+    // A group's 8 rows are computed together whatever the range; only rows in it are stored.
+    const int64_t r0 = std::max(row_begin, g * kGroupRows);
+    const int64_t r1 = std::min(row_end, (g + 1) * kGroupRows);
+    if (r1 - r0 == kGroupRows) {
+      _mm256_storeu_ps(y + r0, rows);
+    } else {
+      alignas(32) float out[kGroupRows];
+      _mm256_store_ps(out, rows);
+      for (int64_t r = r0; r < r1; ++r) y[r] = out[r - g * kGroupRows];
+    }
+  }
+#else
+  (void)w, (void)w_row_bytes, (void)n, (void)row_begin, (void)row_end, (void)act, (void)y;
+#endif
+}
+
+}  // namespace gguflow::kernels
