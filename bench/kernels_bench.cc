@@ -4,18 +4,22 @@
 //   GGUFLOW_KERNELS=avx2 build/bin/kernels_bench   # a given plugin
 //
 // Cases: decode (mat_vec, one activation row) and prefill (mat_mat with 64 and 512 rows, and
-// the same rows done one mat_vec at a time for comparison), on 1 and 2 threads: rows are split
-// into chunks with tbb::parallel_for inside a task_arena of that many threads. Where the plugin
-// packs the shape's type (pack_rows > 0, ABI 2), decode_packed and prefill{64,512}_packed run
-// mat_vec_packed / mat_mat_packed on packed copies, in chunks of exactly kRowChunk rows (a
-// multiple of every group size) so each task covers whole groups.
+// the same rows done one mat_vec at a time for comparison), on 1 and 2 threads. The output rows
+// are split across the threads of a task_arena exactly as a session splits a matmul node
+// (exec::parallel_row_units: a few ranges per thread, cut at packed-group multiples), and the
+// timing loop runs inside the arena as a session step does. Where the plugin packs the shape's
+// type (pack_rows > 0, ABI 2), decode_packed and prefill{64,512}_packed run mat_vec_packed /
+// mat_mat_packed on packed copies.
 //
 // Weights live in DRAM as they do during inference (a model is far larger than the caches): each
 // case cycles through enough copies of its matrix to exceed kWorkingSetBytes. Counters:
 //   GB/s      weight bytes read per second
 //   GFLOP/s   2 * rows * n * activation rows per second
-//   of_bw     decode GB/s as a fraction of this machine's streaming read bandwidth with the same
-//             thread count, measured at start-up (also reported as the stream_read cases).
+//   stream    decode cases: this machine's streaming read bandwidth with the same threads,
+//             GB/s, measured (best of 3 passes) just before the case, so that the ratio below
+//             compares two measurements of the same minute (on a shared VM the bandwidth drifts
+//             by +-25 % over minutes)
+//   of_bw     decode GB/s / stream
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -29,16 +33,15 @@
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
+#include "runtime/exec/parallel_rows.h"
 #include "runtime/plugins/kernel_plugins.h"
 #include "runtime/quant/quant.h"
 
 namespace {
 
 constexpr size_t kWorkingSetBytes = size_t{256} << 20;
-constexpr int64_t kRowChunk = 64;  // rows per parallel task
 
 const GgufflowKernels* g_kernels = nullptr;
-double g_stream_bytes_per_s[3] = {0, 0, 0};  // by thread count
 
 // ---- streaming read bandwidth ----------------------------------------------------------------
 
@@ -159,44 +162,50 @@ void BM_Matrix(benchmark::State& state) {
   tbb::task_arena arena(threads);
   std::vector<float> y(n_act * s.rows);
   size_t copy = 0;
-  const int64_t n_chunks = (s.rows + kRowChunk - 1) / kRowChunk;
-  for (auto _ : state) {
-    const uint8_t* w = copies[copy].data();
-    copy = (copy + 1) % copies.size();
-    arena.execute([&] {
-      if (packed) {
-        // Whole chunks of kRowChunk rows (whole groups); the last chunk holds the rest.
-        tbb::parallel_for(tbb::blocked_range<int64_t>(0, n_chunks, 1), [&](const auto& chunks) {
-          const int64_t begin = chunks.begin() * kRowChunk;
-          const int64_t end = std::min(s.rows, chunks.end() * kRowChunk);
-          if (mode == kPrefillPacked)
+  const bool decode = mode == kDecode || mode == kDecodePacked;
+  double stream_bytes_per_s = 0.0;
+  if (decode)
+    for (int rep = 0; rep < 3; ++rep) stream_bytes_per_s = std::max(stream_bytes_per_s, stream_once(arena));
+  const int64_t row_unit = packed ? g_kernels->pack_rows[s.type] : 1;
+  // Inside the arena for the whole loop, as a session step: entering it per product would add
+  // a worker wake-up (5-20 us on a VM) to each one.
+  arena.execute([&] {
+    for (auto _ : state) {
+      const uint8_t* w = copies[copy].data();
+      copy = (copy + 1) % copies.size();
+      gguflow::exec::parallel_row_units(s.rows, row_unit, [&](int64_t begin, int64_t end) {
+        switch (mode) {
+          case kDecodePacked:
+            g_kernels->mat_vec_packed(s.type, w, c.w_row_bytes, s.n, begin, end, c.act.data(), y.data());
+            break;
+          case kPrefillPacked:
             g_kernels->mat_mat_packed(s.type, w, c.w_row_bytes, s.n, begin, end, c.act.data(),
                                       c.act_row_bytes, n_act, y.data(), s.rows);
-          else
-            g_kernels->mat_vec_packed(s.type, w, c.w_row_bytes, s.n, begin, end, c.act.data(), y.data());
-        });
-        return;
-      }
-      tbb::parallel_for(tbb::blocked_range<int64_t>(0, s.rows, kRowChunk), [&](const auto& r) {
-        if (mode == kPrefillBatched) {
-          g_kernels->mat_mat(s.type, w, c.w_row_bytes, s.n, r.begin(), r.end(), c.act.data(),
-                             c.act_row_bytes, n_act, y.data(), s.rows);
-        } else {
-          for (int64_t a = 0; a < n_act; ++a)
-            g_kernels->mat_vec(s.type, w, c.w_row_bytes, s.n, r.begin(), r.end(),
-                               c.act.data() + a * c.act_row_bytes, y.data() + a * s.rows);
+            break;
+          case kPrefillBatched:
+            g_kernels->mat_mat(s.type, w, c.w_row_bytes, s.n, begin, end, c.act.data(), c.act_row_bytes,
+                               n_act, y.data(), s.rows);
+            break;
+          case kDecode:
+          case kPrefillOneAtATime:
+            for (int64_t a = 0; a < n_act; ++a)
+              g_kernels->mat_vec(s.type, w, c.w_row_bytes, s.n, begin, end,
+                                 c.act.data() + a * c.act_row_bytes, y.data() + a * s.rows);
+            break;
         }
       });
-    });
-    benchmark::DoNotOptimize(y.data());
-  }
+      benchmark::DoNotOptimize(y.data());
+    }
+  });
   const double bytes = double(c.matrix_bytes);
   state.counters["GB/s"] = benchmark::Counter(bytes / 1e9, benchmark::Counter::kIsIterationInvariantRate);
   state.counters["GFLOP/s"] = benchmark::Counter(2.0 * s.rows * s.n * n_act / 1e9,
                                                  benchmark::Counter::kIsIterationInvariantRate);
-  if (mode == kDecode || mode == kDecodePacked)
-    state.counters["of_bw"] = benchmark::Counter(bytes / g_stream_bytes_per_s[threads],
+  if (decode) {
+    state.counters["stream"] = stream_bytes_per_s / 1e9;
+    state.counters["of_bw"] = benchmark::Counter(bytes / stream_bytes_per_s,
                                                  benchmark::Counter::kIsIterationInvariantRate);
+  }
 }
 
 void register_cases() {
@@ -207,7 +216,7 @@ void register_cases() {
     const bool huge = kShapes[i].rows > 100000;
     // Packed cases only where the plugin packs this type, in whole groups of rows.
     const uint32_t group = g_kernels->pack_rows[kShapes[i].type];
-    const bool packs = group > 0 && kShapes[i].rows % group == 0 && kRowChunk % group == 0;
+    const bool packs = group > 0 && kShapes[i].rows % group == 0;
     for (int threads : {1, 2}) {
       benchmark::RegisterBenchmark((name + "/decode").c_str(), BM_Matrix)
           ->Args({int64_t(i), kDecode, 1, threads})->ArgNames({"", "", "", "threads"})->UseRealTime();
@@ -234,13 +243,6 @@ int main(int argc, char** argv) {
   const auto& selected = gguflow::plugins::select_kernels();
   g_kernels = selected.table;
   std::printf("kernels: %s\n", selected.describe().c_str());
-  for (int threads : {1, 2}) {
-    tbb::task_arena arena(threads);
-    double best = 0.0;
-    for (int rep = 0; rep < 5; ++rep) best = std::max(best, stream_once(arena));
-    g_stream_bytes_per_s[threads] = best;
-    std::printf("streaming read bandwidth, %d thread(s): %.2f GB/s (best of 5)\n", threads, best / 1e9);
-  }
   register_cases();
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();

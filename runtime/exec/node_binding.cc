@@ -133,16 +133,6 @@ class Binder {
 // same results; whole groups are the fast case).
 int64_t row_unit(const ops::WeightView& w) { return w.pack_rows ? w.pack_rows : 1; }
 
-// Calls body(r0, r1) over row ranges covering [0, n_rows), split across threads at multiples
-// of `unit` (which divides n_rows, or is 1).
-template <typename Body>
-void parallel_row_units(int64_t n_rows, int64_t unit, const Body& body) {
-  const int64_t n_units = (n_rows + unit - 1) / unit;
-  parallel_rows(n_units, grain_for(n_units, (16 + unit - 1) / unit), [&](int64_t u0, int64_t u1) {
-    body(u0 * unit, std::min(n_rows, u1 * unit));
-  });
-}
-
 // y[a][rows] = W act[a] (+ bias) with the output rows split across threads.
 void run_matmul_rows(const GgufflowKernels& k, const ops::WeightView& w, const void* act,
                      int64_t n_act, const float* bias, float* y) {

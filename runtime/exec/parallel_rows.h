@@ -35,4 +35,15 @@ inline int64_t grain_for(int64_t n, int64_t min_grain) {
   return std::max<int64_t>(min_grain, n / (4 * threads) + 1);
 }
 
+// The split of a matmul's output rows: body(r0, r1) over row ranges covering [0, n_rows), cut
+// at multiples of `unit` (a packed weight's group, which divides n_rows, or 1), a few ranges per
+// thread and none under 16 rows. kernels_bench splits its products the same way.
+template <typename Body>
+void parallel_row_units(int64_t n_rows, int64_t unit, const Body& body) {
+  const int64_t n_units = (n_rows + unit - 1) / unit;
+  parallel_rows(n_units, grain_for(n_units, (16 + unit - 1) / unit), [&](int64_t u0, int64_t u1) {
+    body(u0 * unit, std::min(n_rows, u1 * unit));
+  });
+}
+
 }  // namespace gguflow::exec
