@@ -107,6 +107,19 @@ static inline __m256i ActivationQuad(const int8_t* p) {
   return _mm256_set1_epi32(quad);
 }
 
+// Stores the 8 results of packed group g (rows 8g .. 8g+7, one per lane) into y, only the rows
+// inside [row_begin, row_end): a group is always computed whole, whatever the range.
+static inline void StorePackedGroup(__m256 rows, int64_t g, int64_t row_begin, int64_t row_end, float* y) {
+  const int64_t r0 = std::max(row_begin, g * 8), r1 = std::min(row_end, g * 8 + 8);
+  if (r1 - r0 == 8) {
+    _mm256_storeu_ps(y + r0, rows);
+    return;
+  }
+  alignas(32) float out[8];
+  _mm256_store_ps(out, rows);
+  for (int64_t r = r0; r < r1; ++r) y[r] = out[r - g * 8];
+}
+
 // acc + 8 int32 lanes, each the sum of 4 adjacent products u8 * i8. Exact for the operands
 // used here (|u * s| pairs stay below the 16-bit saturation of vpmaddubsw: u <= 128, |s| <=
 // 127), so the AVX3_DL build's single VNNI instruction gives the same integers.
@@ -170,12 +183,21 @@ void PackWeights(uint32_t w_type, const void* src, size_t w_row_bytes, int64_t n
 void MatMulPacked(uint32_t w_type, const MatMulArgs& args);
 void DequantizePackedRow(uint32_t w_type, const void* w, size_t w_row_bytes, int64_t n,
                          int64_t row, float* dst);
-// Rows per group of every packed layout.
+// Rows per group of every packed layout (StorePackedGroup assumes it).
 constexpr int kPackedGroupRows = 8;
-// Q4_K's packed layout (kernels_packed_q4k.cc), reached through the four functions above.
+// Start of packed group g (rows 8g .. 8g+7; groups keep the row-major bytes per row).
+inline const uint8_t* PackedGroupAt(const void* w, size_t w_row_bytes, int64_t g) {
+  return static_cast<const uint8_t*>(w) + g * kPackedGroupRows * w_row_bytes;
+}
+// The k-quant packed layouts (kernels_packed_q4k.cc, kernels_packed_q6k.cc), reached through
+// the four functions above.
 void PackQ4K(const void* src, size_t w_row_bytes, int64_t n, int64_t n_rows, void* dst);
 void DequantizePackedRowQ4K(const void* w, size_t w_row_bytes, int64_t n, int64_t row, float* dst);
 void MatVecPackedQ4K(const void* w, size_t w_row_bytes, int64_t n, int64_t row_begin, int64_t row_end,
+                     const void* act, float* y);
+void PackQ6K(const void* src, size_t w_row_bytes, int64_t n, int64_t n_rows, void* dst);
+void DequantizePackedRowQ6K(const void* w, size_t w_row_bytes, int64_t n, int64_t row, float* dst);
+void MatVecPackedQ6K(const void* w, size_t w_row_bytes, int64_t n, int64_t row_begin, int64_t row_end,
                      const void* act, float* y);
 
 void QuantizeActivations(uint32_t act_type, const float* x, void* dst, int64_t n);

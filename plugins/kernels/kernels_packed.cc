@@ -127,7 +127,7 @@ template <class Fmt>
 void DequantizePackedRowOf(uint32_t w_type, const void* w, size_t w_row_bytes, int64_t n,
                            int64_t row, float* dst) {
   using L = PackedLayout<Fmt>;
-  const auto* group = static_cast<const uint8_t*>(w) + (row / kGroupRows) * kGroupRows * w_row_bytes;
+  const auto* group = PackedGroupAt(w, w_row_bytes, row / kGroupRows);
   for (int64_t b = 0; b < n / 32; ++b) {
     const auto blk = UnpackRecordRow<Fmt>(group + b * L::kColumnBytes, static_cast<int>(row % kGroupRows));
     DequantizeRow(w_type, &blk, dst + 32 * b, 32);
@@ -274,7 +274,7 @@ void MatVecPacked(const void* w, size_t w_row_bytes, int64_t n, int64_t row_begi
   const auto* act_blocks = static_cast<const block_q8_0*>(act);
   ActivationTerms terms;
   for (int64_t g = row_begin / kGroupRows; g * kGroupRows < row_end; ++g) {
-    const uint8_t* group = static_cast<const uint8_t*>(w) + g * kGroupRows * w_row_bytes;
+    const uint8_t* group = PackedGroupAt(w, w_row_bytes, g);
     __m256 acc = _mm256_setzero_ps();
     for (int64_t b0 = 0; b0 < nb; b0 += ActivationTerms::kBlocks) {
       // Rows longer than kBlocks blocks refill the table per group and slice (a few % of the
@@ -282,15 +282,7 @@ void MatVecPacked(const void* w, size_t w_row_bytes, int64_t n, int64_t row_begi
       if (terms.b0 != b0) terms.Fill<Fmt>(act_blocks, b0, std::min(nb, b0 + ActivationTerms::kBlocks));
       acc = DotColumns<Fmt>(group, act_blocks, terms, acc);
     }
-    const int64_t r0 = std::max(row_begin, g * kGroupRows);
-    const int64_t r1 = std::min(row_end, (g + 1) * kGroupRows);
-    if (r1 - r0 == kGroupRows) {
-      _mm256_storeu_ps(y + r0, acc);
-    } else {
-      alignas(32) float rows[kGroupRows];
-      _mm256_store_ps(rows, acc);
-      for (int64_t r = r0; r < r1; ++r) y[r] = rows[r - g * kGroupRows];
-    }
+    StorePackedGroup(acc, g, row_begin, row_end, y);
   }
 }
 
@@ -307,11 +299,30 @@ bool WithPackedFormat(uint32_t w_type, F&& f) {
   }
 }
 
+using MatVecFn = void (*)(const void* w, size_t w_row_bytes, int64_t n, int64_t row_begin, int64_t row_end,
+                         const void* act, float* y);
+
+// The k-quant packed layouts, each in its own source.
+struct KQuantPacked {
+  void (*pack)(const void* src, size_t w_row_bytes, int64_t n, int64_t n_rows, void* dst);
+  void (*dequantize_row)(const void* w, size_t w_row_bytes, int64_t n, int64_t row, float* dst);
+  MatVecFn mat_vec;
+};
+const KQuantPacked* KQuantPackedOf(uint32_t w_type) {
+  static constexpr KQuantPacked kQ4K{PackQ4K, DequantizePackedRowQ4K, MatVecPackedQ4K};
+  static constexpr KQuantPacked kQ6K{PackQ6K, DequantizePackedRowQ6K, MatVecPackedQ6K};
+  switch (w_type) {
+    case GGML_TYPE_Q4_K: return &kQ4K;
+    case GGML_TYPE_Q6_K: return &kQ6K;
+    default: return nullptr;
+  }
+}
+
 }  // namespace
 
 uint32_t PackedGroupRows(uint32_t w_type) {
 #if GGUFLOW_X86_256
-  return w_type == GGML_TYPE_Q4_K || WithPackedFormat(w_type, [](auto) {}) ? kGroupRows : 0;
+  return KQuantPackedOf(w_type) || WithPackedFormat(w_type, [](auto) {}) ? kGroupRows : 0;
 #else
   (void)w_type;
   return 0;
@@ -320,7 +331,7 @@ uint32_t PackedGroupRows(uint32_t w_type) {
 
 void PackWeights(uint32_t w_type, const void* src, size_t w_row_bytes, int64_t n, int64_t n_rows,
                  void* dst) {
-  if (w_type == GGML_TYPE_Q4_K) return PackQ4K(src, w_row_bytes, n, n_rows, dst);
+  if (const KQuantPacked* k = KQuantPackedOf(w_type)) return k->pack(src, w_row_bytes, n, n_rows, dst);
   WithPackedFormat(w_type, [&](auto fmt) {
     PackMatrix<decltype(fmt)>(src, w_row_bytes, n, n_rows, dst);
   });
@@ -328,7 +339,7 @@ void PackWeights(uint32_t w_type, const void* src, size_t w_row_bytes, int64_t n
 
 void DequantizePackedRow(uint32_t w_type, const void* w, size_t w_row_bytes, int64_t n,
                          int64_t row, float* dst) {
-  if (w_type == GGML_TYPE_Q4_K) return DequantizePackedRowQ4K(w, w_row_bytes, n, row, dst);
+  if (const KQuantPacked* k = KQuantPackedOf(w_type)) return k->dequantize_row(w, w_row_bytes, n, row, dst);
   WithPackedFormat(w_type, [&](auto fmt) {
     DequantizePackedRowOf<decltype(fmt)>(w_type, w, w_row_bytes, n, row, dst);
   });
@@ -336,8 +347,8 @@ void DequantizePackedRow(uint32_t w_type, const void* w, size_t w_row_bytes, int
 
 void MatMulPacked(uint32_t w_type, const MatMulArgs& a) {
 #if GGUFLOW_X86_256
-  using MatVec = void (*)(const void*, size_t, int64_t, int64_t, int64_t, const void*, float*);
-  MatVec mat_vec = w_type == GGML_TYPE_Q4_K ? MatVecPackedQ4K : nullptr;
+  const KQuantPacked* k = KQuantPackedOf(w_type);
+  MatVecFn mat_vec = k ? k->mat_vec : nullptr;
   WithPackedFormat(w_type, [&](auto fmt) { mat_vec = MatVecPacked<decltype(fmt)>; });
   if (mat_vec == nullptr) return;
   // Each activation row separately, so mat_mat equals n_act mat_vec calls by construction;

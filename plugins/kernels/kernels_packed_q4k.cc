@@ -41,10 +41,6 @@ const block_q4_K& RowBlock(const void* rows, size_t w_row_bytes, int r, int64_t 
   return reinterpret_cast<const block_q4_K*>(static_cast<const char*>(rows) + r * w_row_bytes)[b];
 }
 
-const uint8_t* GroupOf(const void* w, size_t w_row_bytes, int64_t g) {
-  return static_cast<const uint8_t*>(w) + g * kGroupRows * w_row_bytes;
-}
-
 // Row r of a record back in its row-major block (the inverse of PackQ4K for one block).
 block_q4_K UnpackRecordRow(const uint8_t* rec, int r) {
   block_q4_K blk;
@@ -139,8 +135,8 @@ inline void RecordStep(const uint8_t* rec, const block_q8_K& a, __m256& acc, __m
 void PackQ4K(const void* src, size_t w_row_bytes, int64_t n, int64_t n_rows, void* dst) {
   const int64_t nb = n / 256;
   for (int64_t g = 0; g * kGroupRows < n_rows; ++g) {
-    const void* rows = GroupOf(src, w_row_bytes, g);
-    uint8_t* group = const_cast<uint8_t*>(GroupOf(dst, w_row_bytes, g));
+    const void* rows = PackedGroupAt(src, w_row_bytes, g);
+    uint8_t* group = const_cast<uint8_t*>(PackedGroupAt(dst, w_row_bytes, g));
     for (int64_t b = 0; b < nb; ++b) {
       uint8_t* rec = group + b * kRecordBytes;
       for (int r = 0; r < kGroupRows; ++r) {
@@ -157,7 +153,7 @@ void PackQ4K(const void* src, size_t w_row_bytes, int64_t n, int64_t n_rows, voi
 }
 
 void DequantizePackedRowQ4K(const void* w, size_t w_row_bytes, int64_t n, int64_t row, float* dst) {
-  const uint8_t* group = GroupOf(w, w_row_bytes, row / kGroupRows);
+  const uint8_t* group = PackedGroupAt(w, w_row_bytes, row / kGroupRows);
   for (int64_t b = 0; b < n / 256; ++b) {
     const block_q4_K blk = UnpackRecordRow(group + b * kRecordBytes, static_cast<int>(row % kGroupRows));
     DequantizeRow(GGML_TYPE_Q4_K, &blk, dst + 256 * b, 256);
@@ -170,20 +166,10 @@ void MatVecPackedQ4K(const void* w, size_t w_row_bytes, int64_t n, int64_t row_b
   const int64_t nb = n / 256;
   const auto* a = static_cast<const block_q8_K*>(act);
   for (int64_t g = row_begin / kGroupRows; g * kGroupRows < row_end; ++g) {
-    const uint8_t* group = GroupOf(w, w_row_bytes, g);
+    const uint8_t* group = PackedGroupAt(w, w_row_bytes, g);
     __m256 acc = _mm256_setzero_ps(), acc_min = acc;
     for (int64_t b = 0; b < nb; ++b) RecordStep(group + b * kRecordBytes, a[b], acc, acc_min);
-    const __m256 rows = _mm256_sub_ps(acc, acc_min);
-    // A group's 8 rows are computed together whatever the range; only rows in it are stored.
-    const int64_t r0 = std::max(row_begin, g * kGroupRows);
-    const int64_t r1 = std::min(row_end, (g + 1) * kGroupRows);
-    if (r1 - r0 == kGroupRows) {
-      _mm256_storeu_ps(y + r0, rows);
-    } else {
-      alignas(32) float out[kGroupRows];
-      _mm256_store_ps(out, rows);
-      for (int64_t r = r0; r < r1; ++r) y[r] = out[r - g * kGroupRows];
-    }
+    StorePackedGroup(_mm256_sub_ps(acc, acc_min), g, row_begin, row_end, y);
   }
 #else
   (void)w, (void)w_row_bytes, (void)n, (void)row_begin, (void)row_end, (void)act, (void)y;

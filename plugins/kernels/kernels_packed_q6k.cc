@@ -1,0 +1,201 @@
+// Packed (row-interleaved) layout of Q6_K weights and its mat_vec, x86 AVX2 and up: the Q6_K
+// counterpart of kernels_packed.cc and kernels_packed_q4k.cc (read those first).
+//
+// Why: the row-major Q6_K kernel (kernels_kquants.cc) spends ~10 vector instructions per 32
+// weights of a row (two loads, two shift-and-masks and an or for the 6-bit integers, the
+// chunk's scales spread to 16 lanes with a shuffle and a widening, vpmaddubsw, vpmaddwd, add)
+// plus the per-super-block work for one row. With 8 rows interleaved so that each 32-bit lane
+// holds 4 elements of one row, the unpacking is the same per register but vpmaddubsw serves 8
+// rows, two products add in 16 bits before one vpmaddwd applies the 8 rows' scales, the scales
+// of 8 rows are spread with one shuffle and a shift, and the offset and float work is shared.
+//
+// Layout: groups of 8 consecutive rows; within a group, super-block column b (elements
+// 256b .. 256b+255 of all 8 rows) is one record of 8 * 210 = 1680 bytes:
+//   d      [8] fp16         the rows' super-block scales, row order                    at 0
+//   scales [4][8][4] i8     vector t, lane r = row r's scales 4t .. 4t+3 (per 16 elements) at 16
+//   then for half h (0, 1) and quad i (0..7), in this order, 96 bytes at 144 + 768h + 96i:
+//     ql   [2][32] u8       pair j: byte 4r+e = ql[64h + 32j + 4i + e] of row r: its low nibble
+//                           belongs to element 32(4h+j) + 4i + e, its high nibble to element
+//                           32(4h+j+2) + 4i + e
+//     qh   [32] u8          byte 4r+e = qh[32h + 4i + e] of row r, whose bits 2k, 2k+1 are the
+//                           high bits of element 32(4h+k) + 4i + e
+// The kernel reads a record front to back (one stream: with the ql and qh planes apart, the
+// two interleaved streams halved the speed from DRAM). Groups follow each other: the packed
+// matrix has the row-major size.
+//
+// Results: per row and super-block the same exact integers as the row-major kernel
+// (sum_j sc_j (q . a)_j - 32 sum_j sc_j bsum_j), scaled by float(d) * d_a and accumulated in
+// block order in the row's own lane; so the two agree to float rounding.
+#include <cstring>
+#include <type_traits>
+
+#include "plugins/kernels/kernels_internal.h"
+
+namespace gguflow::kernels {
+namespace {
+
+constexpr int kGroupRows = kPackedGroupRows;
+constexpr size_t kRecordBytes = kGroupRows * sizeof(block_q6_K);
+constexpr size_t kDAt = 0, kScalesAt = 16, kQuadsAt = 144, kQuadBytes = 96;
+static_assert(kQuadsAt + 2 * 8 * kQuadBytes == kRecordBytes, "packed record must keep the block bytes");
+
+constexpr size_t LowOffset(int h, int j, int i) { return kQuadsAt + kQuadBytes * (8 * h + i) + 32 * j; }
+constexpr size_t HighOffset(int h, int i) { return kQuadsAt + kQuadBytes * (8 * h + i) + 64; }
+
+// Row r of a record back in its row-major block (the inverse of PackQ6K for one block).
+block_q6_K UnpackRecordRow(const uint8_t* rec, int r) {
+  block_q6_K blk;
+  std::memcpy(&blk.d, rec + kDAt + 2 * r, 2);
+  for (int t = 0; t < 4; ++t) std::memcpy(blk.scales + 4 * t, rec + kScalesAt + 32 * t + 4 * r, 4);
+  for (int h = 0; h < 2; ++h)
+    for (int i = 0; i < 8; ++i) {
+      for (int j = 0; j < 2; ++j) std::memcpy(blk.ql + 64 * h + 32 * j + 4 * i, rec + LowOffset(h, j, i) + 4 * r, 4);
+      std::memcpy(blk.qh + 32 * h + 4 * i, rec + HighOffset(h, i) + 4 * r, 4);
+    }
+  return blk;
+}
+
+#if GGUFLOW_X86_256
+
+inline __m256i Load(const uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+
+// Signed bytes Lo and Hi of every 32-bit lane of v, sign-extended into the lane's two 16-bit
+// halves (vpshufb puts each in the high byte of its half, the arithmetic shift brings it down).
+template <int Lo, int Hi>
+inline __m256i LaneSignedBytePair(__m256i v) {
+  constexpr char z = static_cast<char>(0x80);  // vpshufb: zero this byte
+  const __m256i control = _mm256_setr_epi8(z, Lo, z, Hi, z, 4 + Lo, z, 4 + Hi, z, 8 + Lo, z, 8 + Hi, z,
+                                           12 + Lo, z, 12 + Hi, z, Lo, z, Hi, z, 4 + Lo, z, 4 + Hi, z,
+                                           8 + Lo, z, 8 + Hi, z, 12 + Lo, z, 12 + Hi);
+  return _mm256_srai_epi16(_mm256_shuffle_epi8(v, control), 8);
+}
+
+// The 8 rows' scale of 16-element group G, in both 16-bit halves of each row's lane.
+template <int G>
+inline __m256i GroupScales(const uint8_t* rec) {
+  return LaneSignedBytePair<G % 4, G % 4>(Load(rec + kScalesAt + 32 * (G / 4)));
+}
+
+// Bits 2K, 2K+1 of each byte of qh moved to bits 4, 5 (16-bit shifts: bits that cross into the
+// neighbouring byte land outside bits 4-5 of it), the rest cleared.
+template <int K>
+inline __m256i HighBits(__m256i qh) {
+  __m256i v = qh;
+  if constexpr (K < 2) v = _mm256_slli_epi16(qh, 4 - 2 * K);
+  if constexpr (K > 2) v = _mm256_srli_epi16(qh, 2 * K - 4);
+  return _mm256_and_si256(v, _mm256_set1_epi8(0x30));
+}
+
+// isum += sum over the four chunks C = 4H+k of half H of scale_j * (q . a)_j for their
+// 16-element groups j = 2C (quads 0-3) and 2C+1 (quads 4-7). Products are at most
+// 2 * 63 * 128 = 16128 per 16-bit lane, so two quads add up in 16 bits (32256 < 2^15) before
+// vpmaddwd applies the group's scales.
+template <int H>
+inline __m256i HalfStep(const uint8_t* rec, const block_q8_K& a, __m256i isum) {
+  const __m256i nibbles = _mm256_set1_epi8(0x0F);
+  // 16-bit sums over quads I and I+1, chunk 4H+k in p_k.
+  const auto quad_pair = [&](auto first, __m256i& p0, __m256i& p1, __m256i& p2, __m256i& p3) {
+    p0 = p1 = p2 = p3 = _mm256_setzero_si256();
+    for (int i = decltype(first)::value; i < decltype(first)::value + 2; ++i) {
+      const __m256i v0 = Load(rec + LowOffset(H, 0, i)), v1 = Load(rec + LowOffset(H, 1, i));
+      const __m256i qh = Load(rec + HighOffset(H, i));
+      const auto product = [&](__m256i nibble, __m256i high_bits, int k) {
+        const __m256i u = _mm256_or_si256(_mm256_and_si256(nibble, nibbles), high_bits);
+        return _mm256_maddubs_epi16(u, ActivationQuad(a.qs + 32 * (4 * H + k) + 4 * i));
+      };
+      p0 = _mm256_add_epi16(p0, product(v0, HighBits<0>(qh), 0));
+      p1 = _mm256_add_epi16(p1, product(v1, HighBits<1>(qh), 1));
+      p2 = _mm256_add_epi16(p2, product(_mm256_srli_epi16(v0, 4), HighBits<2>(qh), 2));
+      p3 = _mm256_add_epi16(p3, product(_mm256_srli_epi16(v1, 4), HighBits<3>(qh), 3));
+    }
+  };
+  const auto scaled = [](__m256i x, __m256i y, __m256i scales) {
+    return _mm256_add_epi32(_mm256_madd_epi16(x, scales), _mm256_madd_epi16(y, scales));
+  };
+  __m256i a0, a1, a2, a3, b0, b1, b2, b3;
+  quad_pair(std::integral_constant<int, 0>{}, a0, a1, a2, a3);
+  quad_pair(std::integral_constant<int, 2>{}, b0, b1, b2, b3);
+  isum = _mm256_add_epi32(isum, scaled(a0, b0, GroupScales<2 * (4 * H + 0)>(rec)));
+  isum = _mm256_add_epi32(isum, scaled(a1, b1, GroupScales<2 * (4 * H + 1)>(rec)));
+  isum = _mm256_add_epi32(isum, scaled(a2, b2, GroupScales<2 * (4 * H + 2)>(rec)));
+  isum = _mm256_add_epi32(isum, scaled(a3, b3, GroupScales<2 * (4 * H + 3)>(rec)));
+  quad_pair(std::integral_constant<int, 4>{}, a0, a1, a2, a3);
+  quad_pair(std::integral_constant<int, 6>{}, b0, b1, b2, b3);
+  isum = _mm256_add_epi32(isum, scaled(a0, b0, GroupScales<2 * (4 * H + 0) + 1>(rec)));
+  isum = _mm256_add_epi32(isum, scaled(a1, b1, GroupScales<2 * (4 * H + 1) + 1>(rec)));
+  isum = _mm256_add_epi32(isum, scaled(a2, b2, GroupScales<2 * (4 * H + 2) + 1>(rec)));
+  isum = _mm256_add_epi32(isum, scaled(a3, b3, GroupScales<2 * (4 * H + 3) + 1>(rec)));
+  return isum;
+}
+
+// sum_j sc_j * bsum_j for groups 4T .. 4T+3 (bsums: sums of 16 activation integers).
+template <int T>
+inline __m256i OffsetTerms(const uint8_t* rec, const block_q8_K& a) {
+  const __m256i scales = Load(rec + kScalesAt + 32 * T);
+  int32_t pair01, pair23;  // two adjacent int16 bsums as one lane
+  std::memcpy(&pair01, a.bsums + 4 * T, 4);
+  std::memcpy(&pair23, a.bsums + 4 * T + 2, 4);
+  return _mm256_add_epi32(_mm256_madd_epi16(LaneSignedBytePair<0, 1>(scales), _mm256_set1_epi32(pair01)),
+                          _mm256_madd_epi16(LaneSignedBytePair<2, 3>(scales), _mm256_set1_epi32(pair23)));
+}
+
+// acc lane r += float(d_r) * d_a * (row r's exact super-block dot).
+inline __m256 RecordStep(const uint8_t* rec, const block_q8_K& a, __m256 acc) {
+  __m256i isum = HalfStep<1>(rec, a, HalfStep<0>(rec, a, _mm256_setzero_si256()));
+  __m256i offset = _mm256_add_epi32(OffsetTerms<0>(rec, a), OffsetTerms<1>(rec, a));
+  offset = _mm256_add_epi32(offset, _mm256_add_epi32(OffsetTerms<2>(rec, a), OffsetTerms<3>(rec, a)));
+  isum = _mm256_sub_epi32(isum, _mm256_slli_epi32(offset, 5));  // stored q = value + 32
+  const __m256 d = _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rec + kDAt))),
+                                 _mm256_set1_ps(a.d));
+  return _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(isum), acc);
+}
+
+#endif  // GGUFLOW_X86_256
+
+}  // namespace
+
+void PackQ6K(const void* src, size_t w_row_bytes, int64_t n, int64_t n_rows, void* dst) {
+  for (int64_t g = 0; g * kGroupRows < n_rows; ++g) {
+    const uint8_t* rows = PackedGroupAt(src, w_row_bytes, g);
+    uint8_t* group = const_cast<uint8_t*>(PackedGroupAt(dst, w_row_bytes, g));
+    for (int64_t b = 0; b < n / 256; ++b) {
+      uint8_t* rec = group + b * kRecordBytes;
+      for (int r = 0; r < kGroupRows; ++r) {
+        const auto& blk = reinterpret_cast<const block_q6_K*>(rows + r * w_row_bytes)[b];
+        std::memcpy(rec + kDAt + 2 * r, &blk.d, 2);
+        for (int t = 0; t < 4; ++t) std::memcpy(rec + kScalesAt + 32 * t + 4 * r, blk.scales + 4 * t, 4);
+        for (int h = 0; h < 2; ++h)
+          for (int i = 0; i < 8; ++i) {
+            for (int j = 0; j < 2; ++j)
+              std::memcpy(rec + LowOffset(h, j, i) + 4 * r, blk.ql + 64 * h + 32 * j + 4 * i, 4);
+            std::memcpy(rec + HighOffset(h, i) + 4 * r, blk.qh + 32 * h + 4 * i, 4);
+          }
+      }
+    }
+  }
+}
+
+void DequantizePackedRowQ6K(const void* w, size_t w_row_bytes, int64_t n, int64_t row, float* dst) {
+  const uint8_t* group = PackedGroupAt(w, w_row_bytes, row / kGroupRows);
+  for (int64_t b = 0; b < n / 256; ++b) {
+    const block_q6_K blk = UnpackRecordRow(group + b * kRecordBytes, static_cast<int>(row % kGroupRows));
+    DequantizeRow(GGML_TYPE_Q6_K, &blk, dst + 256 * b, 256);
+  }
+}
+
+void MatVecPackedQ6K(const void* w, size_t w_row_bytes, int64_t n, int64_t row_begin, int64_t row_end,
+                     const void* act, float* y) {
+#if GGUFLOW_X86_256
+  const auto* a = static_cast<const block_q8_K*>(act);
+  for (int64_t g = row_begin / kGroupRows; g * kGroupRows < row_end; ++g) {
+    const uint8_t* group = PackedGroupAt(w, w_row_bytes, g);
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t b = 0; b < n / 256; ++b) acc = RecordStep(group + b * kRecordBytes, a[b], acc);
+    StorePackedGroup(acc, g, row_begin, row_end, y);
+  }
+#else
+  (void)w, (void)w_row_bytes, (void)n, (void)row_begin, (void)row_end, (void)act, (void)y;
+#endif
+}
+
+}  // namespace gguflow::kernels
