@@ -193,12 +193,10 @@ inline const uint8_t* PackedGroupAt(const void* w, size_t w_row_bytes, int64_t g
 // the four functions above.
 void PackQ4K(const void* src, size_t w_row_bytes, int64_t n, int64_t n_rows, void* dst);
 void DequantizePackedRowQ4K(const void* w, size_t w_row_bytes, int64_t n, int64_t row, float* dst);
-void MatVecPackedQ4K(const void* w, size_t w_row_bytes, int64_t n, int64_t row_begin, int64_t row_end,
-                     const void* act, float* y);
+void MatMulPackedQ4K(const MatMulArgs& args);
 void PackQ6K(const void* src, size_t w_row_bytes, int64_t n, int64_t n_rows, void* dst);
 void DequantizePackedRowQ6K(const void* w, size_t w_row_bytes, int64_t n, int64_t row, float* dst);
-void MatVecPackedQ6K(const void* w, size_t w_row_bytes, int64_t n, int64_t row_begin, int64_t row_end,
-                     const void* act, float* y);
+void MatMulPackedQ6K(const MatMulArgs& args);
 
 void QuantizeActivations(uint32_t act_type, const float* x, void* dst, int64_t n);
 void DequantizeRow(uint32_t type, const void* src, float* dst, int64_t n);

@@ -299,18 +299,15 @@ bool WithPackedFormat(uint32_t w_type, F&& f) {
   }
 }
 
-using MatVecFn = void (*)(const void* w, size_t w_row_bytes, int64_t n, int64_t row_begin, int64_t row_end,
-                         const void* act, float* y);
-
 // The k-quant packed layouts, each in its own source.
 struct KQuantPacked {
   void (*pack)(const void* src, size_t w_row_bytes, int64_t n, int64_t n_rows, void* dst);
   void (*dequantize_row)(const void* w, size_t w_row_bytes, int64_t n, int64_t row, float* dst);
-  MatVecFn mat_vec;
+  void (*mat_mul)(const MatMulArgs& args);
 };
 const KQuantPacked* KQuantPackedOf(uint32_t w_type) {
-  static constexpr KQuantPacked kQ4K{PackQ4K, DequantizePackedRowQ4K, MatVecPackedQ4K};
-  static constexpr KQuantPacked kQ6K{PackQ6K, DequantizePackedRowQ6K, MatVecPackedQ6K};
+  static constexpr KQuantPacked kQ4K{PackQ4K, DequantizePackedRowQ4K, MatMulPackedQ4K};
+  static constexpr KQuantPacked kQ6K{PackQ6K, DequantizePackedRowQ6K, MatMulPackedQ6K};
   switch (w_type) {
     case GGML_TYPE_Q4_K: return &kQ4K;
     case GGML_TYPE_Q6_K: return &kQ6K;
@@ -347,8 +344,9 @@ void DequantizePackedRow(uint32_t w_type, const void* w, size_t w_row_bytes, int
 
 void MatMulPacked(uint32_t w_type, const MatMulArgs& a) {
 #if GGUFLOW_X86_256
-  const KQuantPacked* k = KQuantPackedOf(w_type);
-  MatVecFn mat_vec = k ? k->mat_vec : nullptr;
+  if (const KQuantPacked* k = KQuantPackedOf(w_type)) return k->mat_mul(a);
+  using MatVecFn = void (*)(const void*, size_t, int64_t, int64_t, int64_t, const void*, float*);
+  MatVecFn mat_vec = nullptr;
   WithPackedFormat(w_type, [&](auto fmt) { mat_vec = MatVecPacked<decltype(fmt)>; });
   if (mat_vec == nullptr) return;
   // Each activation row separately, so mat_mat equals n_act mat_vec calls by construction;

@@ -64,9 +64,12 @@ inline __m256i LaneBytePair(__m256i v) {
   return _mm256_shuffle_epi8(v, control);
 }
 
-// One record against one activation super-block: acc lane r += float(d_r) * d_a * (sum_c
-// scale_rc (q . a)_c), acc_min lane r += float(dmin_r) * d_a * (sum_c min_rc bsum_c).
-inline void RecordStep(const uint8_t* rec, const block_q8_K& a, __m256& acc, __m256& acc_min) {
+// One record against NA activation rows' super-blocks a[0..NA): acc[k] lane r +=
+// float(d_r) * d_k * (sum_c scale_rc (q . a_k)_c), acc_min[k] lane r += float(dmin_r) * d_k *
+// (sum_c min_rc bsum_kc). Prefill runs NA = 4 so the unpacking is shared; each activation row
+// gets exactly the operations it gets alone (NA = 1).
+template <int NA>
+inline void RecordStep(const uint8_t* rec, const block_q8_K* const* a, __m256* acc, __m256* acc_min) {
   // GGML's unpacking of the 12 scale bytes (kernels_kquants.cc ScaleMinK4Words), 8 rows at once
   // with the same 32-bit word masks: lane r of sc_lo/sc_hi = scales of chunks 0-3 / 4-7, of
   // min_lo/min_hi = mins of chunks 0-3 / 4-7, a byte each.
@@ -85,47 +88,75 @@ inline void RecordStep(const uint8_t* rec, const block_q8_K& a, __m256& acc, __m
   // Products of a 32-element chunk: each vpmaddubsw lane is at most 2 * 15 * 128 = 3840, so the
   // chunk's 8 quads add up in 16 bits (30720 < 2^15); vpmaddwd then applies the chunk scales.
   const __m256i nibbles = _mm256_set1_epi8(0x0F);
-  const auto pair_products = [&](int p, __m256i& low, __m256i& high) {
-    low = high = _mm256_setzero_si256();
+  __m256i isum[NA];
+  for (int k = 0; k < NA; ++k) isum[k] = _mm256_setzero_si256();
+  const auto pair = [&](int p, __m256i low_scales, __m256i high_scales) {
+    __m256i low[NA], high[NA];
+    for (int k = 0; k < NA; ++k) low[k] = high[k] = _mm256_setzero_si256();
+#pragma GCC unroll 8
     for (int i = 0; i < 8; ++i) {
       const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rec + kQsAt + 256 * p + 32 * i));
-      low = _mm256_add_epi16(low, _mm256_maddubs_epi16(_mm256_and_si256(v, nibbles),
-                                                       ActivationQuad(a.qs + 64 * p + 4 * i)));
-      high = _mm256_add_epi16(high, _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(v, 4), nibbles),
-                                                         ActivationQuad(a.qs + 64 * p + 32 + 4 * i)));
+      const __m256i u_low = _mm256_and_si256(v, nibbles);
+      const __m256i u_high = _mm256_and_si256(_mm256_srli_epi16(v, 4), nibbles);
+#pragma GCC unroll 4
+      for (int k = 0; k < NA; ++k) {
+        low[k] = _mm256_add_epi16(low[k], _mm256_maddubs_epi16(u_low, ActivationQuad(a[k]->qs + 64 * p + 4 * i)));
+        high[k] = _mm256_add_epi16(high[k], _mm256_maddubs_epi16(u_high, ActivationQuad(a[k]->qs + 64 * p + 32 + 4 * i)));
+      }
     }
+#pragma GCC unroll 4
+    for (int k = 0; k < NA; ++k)
+      isum[k] = _mm256_add_epi32(isum[k], _mm256_add_epi32(_mm256_madd_epi16(low[k], low_scales),
+                                                           _mm256_madd_epi16(high[k], high_scales)));
   };
-  __m256i low, high;
-  pair_products(0, low, high);
-  __m256i isum = _mm256_add_epi32(_mm256_madd_epi16(low, LaneBytePair<0, 0>(sc_lo)),
-                                  _mm256_madd_epi16(high, LaneBytePair<1, 1>(sc_lo)));
-  pair_products(1, low, high);
-  isum = _mm256_add_epi32(isum, _mm256_madd_epi16(low, LaneBytePair<2, 2>(sc_lo)));
-  isum = _mm256_add_epi32(isum, _mm256_madd_epi16(high, LaneBytePair<3, 3>(sc_lo)));
-  pair_products(2, low, high);
-  isum = _mm256_add_epi32(isum, _mm256_madd_epi16(low, LaneBytePair<0, 0>(sc_hi)));
-  isum = _mm256_add_epi32(isum, _mm256_madd_epi16(high, LaneBytePair<1, 1>(sc_hi)));
-  pair_products(3, low, high);
-  isum = _mm256_add_epi32(isum, _mm256_madd_epi16(low, LaneBytePair<2, 2>(sc_hi)));
-  isum = _mm256_add_epi32(isum, _mm256_madd_epi16(high, LaneBytePair<3, 3>(sc_hi)));
+  pair(0, LaneBytePair<0, 0>(sc_lo), LaneBytePair<1, 1>(sc_lo));
+  pair(1, LaneBytePair<2, 2>(sc_lo), LaneBytePair<3, 3>(sc_lo));
+  pair(2, LaneBytePair<0, 0>(sc_hi), LaneBytePair<1, 1>(sc_hi));
+  pair(3, LaneBytePair<2, 2>(sc_hi), LaneBytePair<3, 3>(sc_hi));
 
   // Min term: bsum_c (sum of chunk c's 32 activation integers, |.| <= 4096) in 16-bit pairs
-  // (chunks 2k, 2k+1) against the rows' min pairs.
-  const auto bsum_pair = [&](int k) {
-    const int32_t even = a.bsums[4 * k] + a.bsums[4 * k + 1], odd = a.bsums[4 * k + 2] + a.bsums[4 * k + 3];
-    return _mm256_set1_epi32(static_cast<int32_t>(static_cast<uint16_t>(even) | static_cast<uint32_t>(odd) << 16));
-  };
-  __m256i mins = _mm256_madd_epi16(LaneBytePair<0, 1>(min_lo), bsum_pair(0));
-  mins = _mm256_add_epi32(mins, _mm256_madd_epi16(LaneBytePair<2, 3>(min_lo), bsum_pair(1)));
-  mins = _mm256_add_epi32(mins, _mm256_madd_epi16(LaneBytePair<0, 1>(min_hi), bsum_pair(2)));
-  mins = _mm256_add_epi32(mins, _mm256_madd_epi16(LaneBytePair<2, 3>(min_hi), bsum_pair(3)));
+  // (chunks 2j, 2j+1) against the rows' min pairs.
+  const __m256i min_pairs[4] = {LaneBytePair<0, 1>(min_lo), LaneBytePair<2, 3>(min_lo), LaneBytePair<0, 1>(min_hi),
+                                LaneBytePair<2, 3>(min_hi)};
+  const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rec + kDAt)));
+  const __m256 dmin = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rec + kDminAt)));
+#pragma GCC unroll 4
+  for (int k = 0; k < NA; ++k) {
+    const auto bsum_pair = [&](int j) {
+      const int32_t even = a[k]->bsums[4 * j] + a[k]->bsums[4 * j + 1];
+      const int32_t odd = a[k]->bsums[4 * j + 2] + a[k]->bsums[4 * j + 3];
+      return _mm256_set1_epi32(static_cast<int32_t>(static_cast<uint16_t>(even) | static_cast<uint32_t>(odd) << 16));
+    };
+    __m256i mins = _mm256_madd_epi16(min_pairs[0], bsum_pair(0));
+    mins = _mm256_add_epi32(mins, _mm256_madd_epi16(min_pairs[1], bsum_pair(1)));
+    mins = _mm256_add_epi32(mins, _mm256_madd_epi16(min_pairs[2], bsum_pair(2)));
+    mins = _mm256_add_epi32(mins, _mm256_madd_epi16(min_pairs[3], bsum_pair(3)));
+    const __m256 da = _mm256_set1_ps(a[k]->d);
+    acc[k] = _mm256_fmadd_ps(_mm256_mul_ps(d, da), _mm256_cvtepi32_ps(isum[k]), acc[k]);
+    acc_min[k] = _mm256_fmadd_ps(_mm256_mul_ps(dmin, da), _mm256_cvtepi32_ps(mins), acc_min[k]);
+  }
+}
 
-  const __m256 da = _mm256_set1_ps(a.d);
-  const __m256 d = _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rec + kDAt))), da);
-  const __m256 dmin =
-      _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rec + kDminAt))), da);
-  acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(isum), acc);
-  acc_min = _mm256_fmadd_ps(dmin, _mm256_cvtepi32_ps(mins), acc_min);
+// Activation rows a0 .. a0+NA-1 against every group of the range.
+template <int NA>
+void MatMulTile(const MatMulArgs& args, int64_t a0) {
+  const int64_t nb = args.n / 256;
+  const block_q8_K* rows[NA];
+  for (int k = 0; k < NA; ++k)
+    rows[k] = reinterpret_cast<const block_q8_K*>(static_cast<const char*>(args.act) + (a0 + k) * args.act_row_bytes);
+  for (int64_t g = args.row_begin / kGroupRows; g * kGroupRows < args.row_end; ++g) {
+    const uint8_t* group = PackedGroupAt(args.w, args.w_row_bytes, g);
+    __m256 acc[NA], acc_min[NA];
+    for (int k = 0; k < NA; ++k) acc[k] = acc_min[k] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+      const block_q8_K* blocks[NA];
+      for (int k = 0; k < NA; ++k) blocks[k] = rows[k] + b;
+      RecordStep<NA>(group + b * kRecordBytes, blocks, acc, acc_min);
+    }
+    for (int k = 0; k < NA; ++k)
+      StorePackedGroup(_mm256_sub_ps(acc[k], acc_min[k]), g, args.row_begin, args.row_end,
+                       args.y + (a0 + k) * args.y_stride);
+  }
 }
 
 #endif  // GGUFLOW_X86_256
@@ -160,19 +191,13 @@ void DequantizePackedRowQ4K(const void* w, size_t w_row_bytes, int64_t n, int64_
   }
 }
 
-void MatVecPackedQ4K(const void* w, size_t w_row_bytes, int64_t n, int64_t row_begin, int64_t row_end,
-                     const void* act, float* y) {
+void MatMulPackedQ4K(const MatMulArgs& args) {
 #if GGUFLOW_X86_256
-  const int64_t nb = n / 256;
-  const auto* a = static_cast<const block_q8_K*>(act);
-  for (int64_t g = row_begin / kGroupRows; g * kGroupRows < row_end; ++g) {
-    const uint8_t* group = PackedGroupAt(w, w_row_bytes, g);
-    __m256 acc = _mm256_setzero_ps(), acc_min = acc;
-    for (int64_t b = 0; b < nb; ++b) RecordStep(group + b * kRecordBytes, a[b], acc, acc_min);
-    StorePackedGroup(_mm256_sub_ps(acc, acc_min), g, row_begin, row_end, y);
-  }
+  int64_t a0 = 0;
+  for (; a0 + 4 <= args.n_act; a0 += 4) MatMulTile<4>(args, a0);
+  for (; a0 < args.n_act; ++a0) MatMulTile<1>(args, a0);
 #else
-  (void)w, (void)w_row_bytes, (void)n, (void)row_begin, (void)row_end, (void)act, (void)y;
+  (void)args;
 #endif
 }
 

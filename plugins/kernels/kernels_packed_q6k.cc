@@ -86,46 +86,71 @@ inline __m256i HighBits(__m256i qh) {
   return _mm256_and_si256(v, _mm256_set1_epi8(0x30));
 }
 
-// isum += sum over the four chunks C = 4H+k of half H of scale_j * (q . a)_j for their
-// 16-element groups j = 2C (quads 0-3) and 2C+1 (quads 4-7). Products are at most
-// 2 * 63 * 128 = 16128 per 16-bit lane, so two quads add up in 16 bits (32256 < 2^15) before
-// vpmaddwd applies the group's scales.
-template <int H>
-inline __m256i HalfStep(const uint8_t* rec, const block_q8_K& a, __m256i isum) {
+// isum[k] += sum over the four chunks 4H+C of half H of scale_j * (q . a_k)_j for their
+// 16-element groups j (quads 0-3 and 4-7 of the chunk), for NA activation rows. Products are at most 2 * 63 * 128 = 16128 per 16-bit lane,
+// so two quads add up in 16 bits (32256 < 2^15) before vpmaddwd applies the group's scales.
+template <int H, int NA>
+inline void HalfStep(const uint8_t* rec, const block_q8_K* const* a, __m256i* isum) {
   const __m256i nibbles = _mm256_set1_epi8(0x0F);
-  // 16-bit sums over quads I and I+1, chunk 4H+k in p_k.
-  const auto quad_pair = [&](auto first, __m256i& p0, __m256i& p1, __m256i& p2, __m256i& p3) {
-    p0 = p1 = p2 = p3 = _mm256_setzero_si256();
-    for (int i = decltype(first)::value; i < decltype(first)::value + 2; ++i) {
+  // Chunk 4H+C alone, quads in pairs added in 16 bits (prefill: NA 16-bit sums live at once).
+  const auto chunk = [&](auto c) {
+    constexpr int C = decltype(c)::value;
+#pragma GCC unroll 2
+    for (int g = 0; g < 2; ++g) {
+      const __m256i scales = g == 0 ? GroupScales<2 * (4 * H + C)>(rec) : GroupScales<2 * (4 * H + C) + 1>(rec);
+#pragma GCC unroll 2
+      for (int pair = 0; pair < 2; ++pair) {
+        __m256i p[NA];
+        for (int k = 0; k < NA; ++k) p[k] = _mm256_setzero_si256();
+#pragma GCC unroll 2
+        for (int i = 4 * g + 2 * pair; i < 4 * g + 2 * pair + 2; ++i) {
+          const __m256i v = Load(rec + LowOffset(H, C % 2, i));
+          const __m256i nibble = _mm256_and_si256(C < 2 ? v : _mm256_srli_epi16(v, 4), nibbles);
+          const __m256i u = _mm256_or_si256(nibble, HighBits<C>(Load(rec + HighOffset(H, i))));
+#pragma GCC unroll 4
+          for (int k = 0; k < NA; ++k)
+            p[k] = _mm256_add_epi16(p[k], _mm256_maddubs_epi16(u, ActivationQuad(a[k]->qs + 32 * (4 * H + C) + 4 * i)));
+        }
+#pragma GCC unroll 4
+        for (int k = 0; k < NA; ++k) isum[k] = _mm256_add_epi32(isum[k], _mm256_madd_epi16(p[k], scales));
+      }
+    }
+  };
+  // Quads I and I+1 of all four chunks at once, group half G: reads the half front to back
+  // once, the fast order from DRAM (decode); the 4 x NA 16-bit sums only fit registers for
+  // NA = 1.
+  const auto quad_pair = [&](auto first, auto group_half) {
+    constexpr int I = decltype(first)::value, G = decltype(group_half)::value;
+    __m256i p0 = _mm256_setzero_si256(), p1 = p0, p2 = p0, p3 = p0;
+#pragma GCC unroll 2
+    for (int i = I; i < I + 2; ++i) {
       const __m256i v0 = Load(rec + LowOffset(H, 0, i)), v1 = Load(rec + LowOffset(H, 1, i));
       const __m256i qh = Load(rec + HighOffset(H, i));
-      const auto product = [&](__m256i nibble, __m256i high_bits, int k) {
+      const auto product = [&](__m256i nibble, __m256i high_bits, int c) {
         const __m256i u = _mm256_or_si256(_mm256_and_si256(nibble, nibbles), high_bits);
-        return _mm256_maddubs_epi16(u, ActivationQuad(a.qs + 32 * (4 * H + k) + 4 * i));
+        return _mm256_maddubs_epi16(u, ActivationQuad(a[0]->qs + 32 * (4 * H + c) + 4 * i));
       };
       p0 = _mm256_add_epi16(p0, product(v0, HighBits<0>(qh), 0));
       p1 = _mm256_add_epi16(p1, product(v1, HighBits<1>(qh), 1));
       p2 = _mm256_add_epi16(p2, product(_mm256_srli_epi16(v0, 4), HighBits<2>(qh), 2));
       p3 = _mm256_add_epi16(p3, product(_mm256_srli_epi16(v1, 4), HighBits<3>(qh), 3));
     }
+    isum[0] = _mm256_add_epi32(isum[0], _mm256_madd_epi16(p0, GroupScales<2 * (4 * H + 0) + G>(rec)));
+    isum[0] = _mm256_add_epi32(isum[0], _mm256_madd_epi16(p1, GroupScales<2 * (4 * H + 1) + G>(rec)));
+    isum[0] = _mm256_add_epi32(isum[0], _mm256_madd_epi16(p2, GroupScales<2 * (4 * H + 2) + G>(rec)));
+    isum[0] = _mm256_add_epi32(isum[0], _mm256_madd_epi16(p3, GroupScales<2 * (4 * H + 3) + G>(rec)));
   };
-  const auto scaled = [](__m256i x, __m256i y, __m256i scales) {
-    return _mm256_add_epi32(_mm256_madd_epi16(x, scales), _mm256_madd_epi16(y, scales));
-  };
-  __m256i a0, a1, a2, a3, b0, b1, b2, b3;
-  quad_pair(std::integral_constant<int, 0>{}, a0, a1, a2, a3);
-  quad_pair(std::integral_constant<int, 2>{}, b0, b1, b2, b3);
-  isum = _mm256_add_epi32(isum, scaled(a0, b0, GroupScales<2 * (4 * H + 0)>(rec)));
-  isum = _mm256_add_epi32(isum, scaled(a1, b1, GroupScales<2 * (4 * H + 1)>(rec)));
-  isum = _mm256_add_epi32(isum, scaled(a2, b2, GroupScales<2 * (4 * H + 2)>(rec)));
-  isum = _mm256_add_epi32(isum, scaled(a3, b3, GroupScales<2 * (4 * H + 3)>(rec)));
-  quad_pair(std::integral_constant<int, 4>{}, a0, a1, a2, a3);
-  quad_pair(std::integral_constant<int, 6>{}, b0, b1, b2, b3);
-  isum = _mm256_add_epi32(isum, scaled(a0, b0, GroupScales<2 * (4 * H + 0) + 1>(rec)));
-  isum = _mm256_add_epi32(isum, scaled(a1, b1, GroupScales<2 * (4 * H + 1) + 1>(rec)));
-  isum = _mm256_add_epi32(isum, scaled(a2, b2, GroupScales<2 * (4 * H + 2) + 1>(rec)));
-  isum = _mm256_add_epi32(isum, scaled(a3, b3, GroupScales<2 * (4 * H + 3) + 1>(rec)));
-  return isum;
+  if constexpr (NA == 1) {
+    quad_pair(std::integral_constant<int, 0>{}, std::integral_constant<int, 0>{});
+    quad_pair(std::integral_constant<int, 2>{}, std::integral_constant<int, 0>{});
+    quad_pair(std::integral_constant<int, 4>{}, std::integral_constant<int, 1>{});
+    quad_pair(std::integral_constant<int, 6>{}, std::integral_constant<int, 1>{});
+  } else {
+    chunk(std::integral_constant<int, 0>{});
+    chunk(std::integral_constant<int, 1>{});
+    chunk(std::integral_constant<int, 2>{});
+    chunk(std::integral_constant<int, 3>{});
+  }
 }
 
 // sum_j sc_j * bsum_j for groups 4T .. 4T+3 (bsums: sums of 16 activation integers).
@@ -139,15 +164,42 @@ inline __m256i OffsetTerms(const uint8_t* rec, const block_q8_K& a) {
                           _mm256_madd_epi16(LaneSignedBytePair<2, 3>(scales), _mm256_set1_epi32(pair23)));
 }
 
-// acc lane r += float(d_r) * d_a * (row r's exact super-block dot).
-inline __m256 RecordStep(const uint8_t* rec, const block_q8_K& a, __m256 acc) {
-  __m256i isum = HalfStep<1>(rec, a, HalfStep<0>(rec, a, _mm256_setzero_si256()));
-  __m256i offset = _mm256_add_epi32(OffsetTerms<0>(rec, a), OffsetTerms<1>(rec, a));
-  offset = _mm256_add_epi32(offset, _mm256_add_epi32(OffsetTerms<2>(rec, a), OffsetTerms<3>(rec, a)));
-  isum = _mm256_sub_epi32(isum, _mm256_slli_epi32(offset, 5));  // stored q = value + 32
-  const __m256 d = _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rec + kDAt))),
-                                 _mm256_set1_ps(a.d));
-  return _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(isum), acc);
+// acc[k] lane r += float(d_r) * d_k * (row r's exact super-block dot with activation row k), for
+// NA activation rows (prefill runs NA = 4 so the unpacking is shared; each activation row gets
+// exactly the operations it gets alone).
+template <int NA>
+inline void RecordStep(const uint8_t* rec, const block_q8_K* const* a, __m256* acc) {
+  __m256i isum[NA];
+  for (int k = 0; k < NA; ++k) isum[k] = _mm256_setzero_si256();
+  HalfStep<0, NA>(rec, a, isum);
+  HalfStep<1, NA>(rec, a, isum);
+  const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rec + kDAt)));
+  for (int k = 0; k < NA; ++k) {
+    __m256i offset = _mm256_add_epi32(OffsetTerms<0>(rec, *a[k]), OffsetTerms<1>(rec, *a[k]));
+    offset = _mm256_add_epi32(offset, _mm256_add_epi32(OffsetTerms<2>(rec, *a[k]), OffsetTerms<3>(rec, *a[k])));
+    const __m256i dot = _mm256_sub_epi32(isum[k], _mm256_slli_epi32(offset, 5));  // stored q = value + 32
+    acc[k] = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_set1_ps(a[k]->d)), _mm256_cvtepi32_ps(dot), acc[k]);
+  }
+}
+
+// Activation rows a0 .. a0+NA-1 against every group of the range.
+template <int NA>
+void MatMulTile(const MatMulArgs& args, int64_t a0) {
+  const block_q8_K* rows[NA];
+  for (int k = 0; k < NA; ++k)
+    rows[k] = reinterpret_cast<const block_q8_K*>(static_cast<const char*>(args.act) + (a0 + k) * args.act_row_bytes);
+  for (int64_t g = args.row_begin / kGroupRows; g * kGroupRows < args.row_end; ++g) {
+    const uint8_t* group = PackedGroupAt(args.w, args.w_row_bytes, g);
+    __m256 acc[NA];
+    for (int k = 0; k < NA; ++k) acc[k] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < args.n / 256; ++b) {
+      const block_q8_K* blocks[NA];
+      for (int k = 0; k < NA; ++k) blocks[k] = rows[k] + b;
+      RecordStep<NA>(group + b * kRecordBytes, blocks, acc);
+    }
+    for (int k = 0; k < NA; ++k)
+      StorePackedGroup(acc[k], g, args.row_begin, args.row_end, args.y + (a0 + k) * args.y_stride);
+  }
 }
 
 #endif  // GGUFLOW_X86_256
@@ -183,18 +235,13 @@ void DequantizePackedRowQ6K(const void* w, size_t w_row_bytes, int64_t n, int64_
   }
 }
 
-void MatVecPackedQ6K(const void* w, size_t w_row_bytes, int64_t n, int64_t row_begin, int64_t row_end,
-                     const void* act, float* y) {
+void MatMulPackedQ6K(const MatMulArgs& args) {
 #if GGUFLOW_X86_256
-  const auto* a = static_cast<const block_q8_K*>(act);
-  for (int64_t g = row_begin / kGroupRows; g * kGroupRows < row_end; ++g) {
-    const uint8_t* group = PackedGroupAt(w, w_row_bytes, g);
-    __m256 acc = _mm256_setzero_ps();
-    for (int64_t b = 0; b < n / 256; ++b) acc = RecordStep(group + b * kRecordBytes, a[b], acc);
-    StorePackedGroup(acc, g, row_begin, row_end, y);
-  }
+  int64_t a0 = 0;
+  for (; a0 + 4 <= args.n_act; a0 += 4) MatMulTile<4>(args, a0);
+  for (; a0 < args.n_act; ++a0) MatMulTile<1>(args, a0);
 #else
-  (void)w, (void)w_row_bytes, (void)n, (void)row_begin, (void)row_end, (void)act, (void)y;
+  (void)args;
 #endif
 }
 
