@@ -53,7 +53,8 @@ SessionRun run_session(std::shared_ptr<const graph::Graph> g, const GgufflowKern
   return run;
 }
 
-// Models whose matmuls include packable types: Q5_0 (qwen2 Q4_K_M mix) and Q4_0.
+// Models whose matmuls include packable types: Q5_0 and Q8_0 (qwen2 Q4_K_M mix, rows of 64),
+// Q4_K and Q6_K (llama Q4_K_M mix, rows of 256) and Q4_0.
 class PackedSessionTest : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(PackedSessionTest, LogitsMatchRowMajorWeights) {
@@ -63,7 +64,8 @@ TEST_P(PackedSessionTest, LogitsMatchRowMajorWeights) {
   const std::vector<int32_t> prompt = {1, 15, 200, 7, 99, 4, 31, 8, 2, 64};
   int plugins_that_pack = 0;
   for (const test::KernelPlugin& p : test::usable_kernel_plugins()) {
-    if (p.table->pack_rows[GGML_TYPE_Q5_0] == 0 && p.table->pack_rows[GGML_TYPE_Q4_0] == 0) continue;
+    if (!std::any_of(std::begin(p.table->pack_rows), std::end(p.table->pack_rows), [](uint32_t g) { return g > 0; }))
+      continue;
     ++plugins_that_pack;
     for (int threads : {1, 2}) {
       SCOPED_TRACE(p.name + ", " + std::to_string(threads) + " thread(s)");
@@ -136,7 +138,8 @@ TEST(PackedWeightsSlots, PackingLeavesMemoryThatIsNotAFileMappingIntact) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, PackedSessionTest,
-                         ::testing::Values("synth-qwen2-tiny-Q4_K_M.gguf", "stories260K-Q4_0.gguf"),
+                         ::testing::Values("synth-qwen2-tiny-Q4_K_M.gguf", "synth-llama-tiny-Q4_K_M.gguf",
+                                           "stories260K-Q4_0.gguf"),
                          [](const auto& info) {
                            std::string s = info.param;
                            for (char& c : s)
