@@ -12,77 +12,62 @@
 // mat_mat_packed on packed copies.
 //
 // Weights live in DRAM as they do during inference (a model is far larger than the caches): each
-// case cycles through enough copies of its matrix to exceed kWorkingSetBytes. Counters:
+// case cycles through enough copies of its matrix to fill 256 MiB (GGUFLOW_BENCH_WORKING_SET
+// overrides, in bytes). Counters:
 //   GB/s      weight bytes read per second
 //   GFLOP/s   2 * rows * n * activation rows per second
-//   stream    decode cases: this machine's streaming read bandwidth with the same threads,
-//             GB/s, measured (best of 3 passes) just before the case, so that the ratio below
-//             compares two measurements of the same minute (on a shared VM the bandwidth drifts
-//             by +-25 % over minutes)
-//   of_bw     decode GB/s / stream
+// Decode cases also compare the kernel with this machine's streaming read bandwidth
+// (runtime/bench/memory_bandwidth.h, the reader of `gguflow bench`). On a shared VM that
+// bandwidth drifts by +-25 % over minutes, and the 2-thread figure of the 2-vCPU VM here flips
+// between ~33 and ~55 GB/s within seconds, so one measurement before a case says little about
+// the case. Instead the case runs in rounds: products until kRoundBytes of
+// weights are read (timed), then one untimed streaming pass over the next kRoundBytes of a
+// 512 MiB buffer with the same threads, so each ratio compares two measurements a few
+// milliseconds apart:
+//   of_bw     median over rounds of (round's weight GB/s) / (stream GB/s next to it)
+//   of_bw_q1, of_bw_q3   its first and third quartiles (the spread)
+//   stream    median stream GB/s of the rounds
+//   rounds    the number of rounds
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
-#include <cstring>
+#include <cstdlib>
 #include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
 #include <benchmark/benchmark.h>
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
+#include "runtime/bench/memory_bandwidth.h"
 #include "runtime/exec/parallel_rows.h"
 #include "runtime/plugins/kernel_plugins.h"
 #include "runtime/quant/quant.h"
 
 namespace {
 
-constexpr size_t kWorkingSetBytes = size_t{256} << 20;
+// Bytes of weight copies each case cycles through: 256 MiB, or GGUFLOW_BENCH_WORKING_SET bytes
+// (e.g. 1: one copy, to see the kernels' speed from the caches).
+size_t working_set_bytes() {
+  const char* env = std::getenv("GGUFLOW_BENCH_WORKING_SET");
+  return env && *env ? std::strtoull(env, nullptr, 10) : size_t{256} << 20;
+}
 
 const GgufflowKernels* g_kernels = nullptr;
 
 // ---- streaming read bandwidth ----------------------------------------------------------------
 
-struct StreamBuffer {
-  std::vector<uint64_t> data;
-  StreamBuffer() : data((size_t{512} << 20) / sizeof(uint64_t), 1) {}
-};
-StreamBuffer& stream_buffer() {
-  static StreamBuffer b;
+gguflow::bench::StreamBuffer& stream_buffer() {
+  static gguflow::bench::StreamBuffer b(size_t{512} << 20);
   return b;
-}
-
-uint64_t sum_range(const uint64_t* p, size_t n) {
-  uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-  for (size_t i = 0; i + 4 <= n; i += 4) s0 += p[i], s1 += p[i + 1], s2 += p[i + 2], s3 += p[i + 3];
-  return s0 + s1 + s2 + s3;
-}
-
-// Reads the whole buffer once with `threads` threads; returns bytes per second.
-double stream_once(tbb::task_arena& arena) {
-  auto& buf = stream_buffer().data;
-  const size_t chunk = (size_t{4} << 20) / sizeof(uint64_t);
-  std::atomic<uint64_t> total{0};
-  const auto start = std::chrono::steady_clock::now();
-  arena.execute([&] {
-    tbb::parallel_for(tbb::blocked_range<size_t>(0, buf.size() / chunk), [&](const auto& r) {
-      uint64_t s = 0;
-      for (size_t c = r.begin(); c < r.end(); ++c) s += sum_range(buf.data() + c * chunk, chunk);
-      total += s;
-    });
-  });
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  benchmark::DoNotOptimize(total.load());
-  return double(buf.size() * sizeof(uint64_t)) / seconds;
 }
 
 void BM_StreamRead(benchmark::State& state) {
   const int threads = static_cast<int>(state.range(0));
   tbb::task_arena arena(threads);
-  const size_t bytes = stream_buffer().data.size() * sizeof(uint64_t);
-  for (auto _ : state) benchmark::DoNotOptimize(stream_once(arena));
+  const size_t bytes = stream_buffer().bytes();
+  for (auto _ : state) benchmark::DoNotOptimize(stream_buffer().read_all(arena));
   state.counters["GB/s"] = benchmark::Counter(double(bytes) / 1e9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
@@ -132,7 +117,7 @@ const Case& case_for(const Shape& s) {
     for (auto& v : row) v = normal(rng);
     gguflow::quantize_row(s.type, row.data(), first.data() + r * c->w_row_bytes, s.n);
   }
-  const size_t n_copies = std::max<size_t>(1, (kWorkingSetBytes + c->matrix_bytes - 1) / c->matrix_bytes);
+  const size_t n_copies = std::max<size_t>(1, (working_set_bytes() + c->matrix_bytes - 1) / c->matrix_bytes);
   c->copies.assign(n_copies, first);
   if (g_kernels->pack_rows[s.type] > 0) {
     std::vector<uint8_t> packed(c->matrix_bytes);
@@ -147,6 +132,34 @@ const Case& case_for(const Shape& s) {
   cache[index] = std::move(c);
   return *cache[index];
 }
+
+// Weight bytes per round of a decode case (and stream bytes per comparison pass): ~2 ms each
+// at this machine's bandwidth, short enough that both sides of a ratio see the same host state.
+constexpr size_t kRoundBytes = size_t{64} << 20;
+
+// The rounds of one decode case: each round's kernel and stream rates (bytes per second).
+struct RoundStats {
+  std::vector<double> ratio, stream;
+  void add(double kernel_rate, double stream_rate) {
+    ratio.push_back(kernel_rate / stream_rate);
+    stream.push_back(stream_rate);
+  }
+  // q-quantile of v (nearest rank), v non-empty.
+  static double quantile(std::vector<double> v, double q) {
+    std::sort(v.begin(), v.end());
+    return v[static_cast<size_t>(q * double(v.size() - 1) + 0.5)];
+  }
+  void report(benchmark::State& state) const {
+    state.counters["rounds"] = double(ratio.size());
+    // Google Benchmark's short calibration runs end before a round does; the reported run
+    // (--benchmark_min_time) has many.
+    if (ratio.empty()) return;
+    state.counters["of_bw"] = quantile(ratio, 0.5);
+    state.counters["of_bw_q1"] = quantile(ratio, 0.25);
+    state.counters["of_bw_q3"] = quantile(ratio, 0.75);
+    state.counters["stream"] = quantile(stream, 0.5) / 1e9;
+  }
+};
 
 enum Mode { kDecode = 0, kPrefillBatched = 1, kPrefillOneAtATime = 2, kDecodePacked = 3, kPrefillPacked = 4 };
 
@@ -163,49 +176,62 @@ void BM_Matrix(benchmark::State& state) {
   std::vector<float> y(n_act * s.rows);
   size_t copy = 0;
   const bool decode = mode == kDecode || mode == kDecodePacked;
-  double stream_bytes_per_s = 0.0;
-  if (decode)
-    for (int rep = 0; rep < 3; ++rep) stream_bytes_per_s = std::max(stream_bytes_per_s, stream_once(arena));
   const int64_t row_unit = packed ? g_kernels->pack_rows[s.type] : 1;
+  const auto product = [&] {
+    const uint8_t* w = copies[copy].data();
+    copy = (copy + 1) % copies.size();
+    gguflow::exec::parallel_row_units(s.rows, row_unit, [&](int64_t begin, int64_t end) {
+      switch (mode) {
+        case kDecodePacked:
+          g_kernels->mat_vec_packed(s.type, w, c.w_row_bytes, s.n, begin, end, c.act.data(), y.data());
+          break;
+        case kPrefillPacked:
+          g_kernels->mat_mat_packed(s.type, w, c.w_row_bytes, s.n, begin, end, c.act.data(),
+                                    c.act_row_bytes, n_act, y.data(), s.rows);
+          break;
+        case kPrefillBatched:
+          g_kernels->mat_mat(s.type, w, c.w_row_bytes, s.n, begin, end, c.act.data(), c.act_row_bytes,
+                             n_act, y.data(), s.rows);
+          break;
+        case kDecode:
+        case kPrefillOneAtATime:
+          for (int64_t a = 0; a < n_act; ++a)
+            g_kernels->mat_vec(s.type, w, c.w_row_bytes, s.n, begin, end,
+                               c.act.data() + a * c.act_row_bytes, y.data() + a * s.rows);
+          break;
+      }
+    });
+    benchmark::DoNotOptimize(y.data());
+  };
+  RoundStats rounds;
   // Inside the arena for the whole loop, as a session step: entering it per product would add
   // a worker wake-up (5-20 us on a VM) to each one.
   arena.execute([&] {
+    if (!decode) {
+      for (auto _ : state) product();
+      return;
+    }
+    size_t round_bytes = 0, stream_offset = 0;
+    auto round_start = std::chrono::steady_clock::now();
     for (auto _ : state) {
-      const uint8_t* w = copies[copy].data();
-      copy = (copy + 1) % copies.size();
-      gguflow::exec::parallel_row_units(s.rows, row_unit, [&](int64_t begin, int64_t end) {
-        switch (mode) {
-          case kDecodePacked:
-            g_kernels->mat_vec_packed(s.type, w, c.w_row_bytes, s.n, begin, end, c.act.data(), y.data());
-            break;
-          case kPrefillPacked:
-            g_kernels->mat_mat_packed(s.type, w, c.w_row_bytes, s.n, begin, end, c.act.data(),
-                                      c.act_row_bytes, n_act, y.data(), s.rows);
-            break;
-          case kPrefillBatched:
-            g_kernels->mat_mat(s.type, w, c.w_row_bytes, s.n, begin, end, c.act.data(), c.act_row_bytes,
-                               n_act, y.data(), s.rows);
-            break;
-          case kDecode:
-          case kPrefillOneAtATime:
-            for (int64_t a = 0; a < n_act; ++a)
-              g_kernels->mat_vec(s.type, w, c.w_row_bytes, s.n, begin, end,
-                                 c.act.data() + a * c.act_row_bytes, y.data() + a * s.rows);
-            break;
-        }
-      });
-      benchmark::DoNotOptimize(y.data());
+      product();
+      round_bytes += c.matrix_bytes;
+      if (round_bytes < kRoundBytes) continue;
+      const double kernel_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - round_start).count();
+      state.PauseTiming();
+      const double stream = stream_buffer().read(arena, stream_offset, kRoundBytes);
+      stream_offset += kRoundBytes;
+      rounds.add(double(round_bytes) / kernel_s, stream);
+      state.ResumeTiming();
+      round_bytes = 0;
+      round_start = std::chrono::steady_clock::now();
     }
   });
   const double bytes = double(c.matrix_bytes);
   state.counters["GB/s"] = benchmark::Counter(bytes / 1e9, benchmark::Counter::kIsIterationInvariantRate);
   state.counters["GFLOP/s"] = benchmark::Counter(2.0 * s.rows * s.n * n_act / 1e9,
                                                  benchmark::Counter::kIsIterationInvariantRate);
-  if (decode) {
-    state.counters["stream"] = stream_bytes_per_s / 1e9;
-    state.counters["of_bw"] = benchmark::Counter(bytes / stream_bytes_per_s,
-                                                 benchmark::Counter::kIsIterationInvariantRate);
-  }
+  if (decode) rounds.report(state);
 }
 
 void register_cases() {
