@@ -15,14 +15,24 @@
 // 32b .. 32b+31 of all 8 rows) is stored as one record of 8 * sizeof(block) bytes. "Register k"
 // is elements 4k .. 4k+3 of every row, byte 4r+e holding element 4k+e of row r (k < 8):
 //   d   [8] fp16        the 8 rows' block scales, row order                       (16 bytes)
-//   qh  [32] u8         Q5_0 only: bit k of byte 4r+e = 5th bit of element 4k+e of row r
-//                                                                                  (32 bytes)
-//   qs  [4][32] u8      Q4_0, Q5_0: pair p, byte 4r+e = byte 4p+e of row r's qs: its low
-//                       nibble is register p's integer, its high nibble register p+4's
-//                       (elements 4p+e and 16+4p+e, as in the row-major block)     (128 bytes)
-//   qs  [8][32] i8      Q8_0: register k, byte 4r+e = integer 4k+e of row r       (256 bytes)
+//   Q4_0: qs [4][32] u8 pair p, byte 4r+e = byte 4p+e of row r's qs: its low nibble is
+//                       register p's integer, its high nibble register p+4's (elements 4p+e
+//                       and 16+4p+e, as in the row-major block)                   (128 bytes)
+//   Q5_0: v [5][32] u8  five planes of the stored 5-bit integers u = q + 16 (see below)
+//                                                                                 (160 bytes)
+//   Q8_0: qs [8][32] i8 register k, byte 4r+e = integer 4k+e of row r             (256 bytes)
 // Q5_0: 176 bytes = 8 * 22; Q4_0: 144 = 8 * 18; Q8_0: 272 = 8 * 34. Groups follow each other,
 // so the packed matrix has the row-major size and is read as one sequential stream.
+//
+// Q5_0's planes: byte 4r+e of plane j holds in bits 0-4 register j's u (j < 5) and in bits 5-7
+// three of the 15 bits of registers 5, 6, 7:
+//   plane 0: u5 bits 0-2     plane 1: u6 bits 0-2     plane 2: u7 bits 0-2
+//   plane 3: u5 bits 3-4 (at 5-6), u7 bit 3 (at 7)    plane 4: u6 bits 3-4, u7 bit 4
+// so registers 0-4 cost one mask each and 5-7 a few masks and shifts: 23 vector operations for
+// the 8 registers where nibble pairs plus a separate 5th-bit plane cost 35. Q5_0 decode is
+// bound by vector operations and loads when the weights come from the caches: 64 x 896, avx2,
+// one core of this EPYC VM, 34.7 -> 38.0 GB/s (from DRAM the kernel already ran at 0.9 of the
+// streaming bandwidth, and still does).
 //
 // Results: per row and block the same exact integer dot as the row-major kernel, times
 // float(d_w) * float(d_a), fused into the row's accumulator in block order; the row-major kernel
@@ -50,7 +60,7 @@ struct PackedQ4_0 {
 };
 struct PackedQ5_0 {
   using Block = block_q5_0;
-  static constexpr bool kFifthBit = true;
+  static constexpr bool kFifthBit = true;  // the five-plane layout
   static constexpr int kOffset = 16;  // stored integers are q + 16 in [0, 32)
   static constexpr int kInt16Terms = 4;
 };
@@ -65,12 +75,40 @@ template <class Fmt>
 struct PackedLayout {
   static constexpr size_t kColumnBytes = kGroupRows * sizeof(typename Fmt::Block);
   static constexpr size_t kScalesAt = 0;
-  static constexpr size_t kHighBitsAt = 16;
-  static constexpr size_t kNibblesAt = Fmt::kFifthBit ? 48 : 16;  // nibble formats
-  static constexpr size_t kBytesAt = 16;                           // Q8_0: qs[8][32]
-  static_assert((Fmt::kOffset > 0 ? kNibblesAt + 128 : kBytesAt + 256) == kColumnBytes,
+  static constexpr size_t kNibblesAt = 16;  // Q4_0: qs[4][32]
+  static constexpr size_t kPlanesAt = 16;   // Q5_0: v[5][32]
+  static constexpr size_t kBytesAt = 16;    // Q8_0: qs[8][32]
+  static_assert((Fmt::kFifthBit ? kPlanesAt + 160 : Fmt::kOffset > 0 ? kNibblesAt + 128 : kBytesAt + 256) ==
+                    kColumnBytes,
                 "packed record must keep the block bytes");
 };
+
+// Q5_0's stored integers u = q + 16 of one block, element order.
+void StoredQ5_0(const block_q5_0& blk, uint8_t u[32]) {
+  uint32_t qh;  // bit j: 5th bit of element j
+  std::memcpy(&qh, blk.qh, 4);
+  for (int j = 0; j < 16; ++j) {
+    u[j] = static_cast<uint8_t>((blk.qs[j] & 0x0F) | ((qh >> j) & 1) << 4);
+    u[j + 16] = static_cast<uint8_t>((blk.qs[j] >> 4) | ((qh >> (j + 16)) & 1) << 4);
+  }
+}
+
+// Byte 4r+e of Q5_0's five planes from register values u_k = u[4k+e] (see the layout above).
+void StoreFivePlanes(const uint8_t u[32], int e, uint8_t* planes, int r) {
+  const auto v = [&](int k) { return static_cast<unsigned>(u[4 * k + e]); };
+  const unsigned spare[5] = {v(5) & 7, v(6) & 7, v(7) & 7, (v(5) >> 3) | ((v(7) >> 3) & 1) << 2,
+                             (v(6) >> 3) | (v(7) >> 4) << 2};
+  for (int j = 0; j < 5; ++j) planes[32 * j + 4 * r + e] = static_cast<uint8_t>(v(j) | spare[j] << 5);
+}
+
+// The inverse: u[4k+e] for every register k.
+void LoadFivePlanes(const uint8_t* planes, int r, int e, uint8_t u[32]) {
+  const auto plane = [&](int j) { return static_cast<unsigned>(planes[32 * j + 4 * r + e]); };
+  for (int j = 0; j < 5; ++j) u[4 * j + e] = static_cast<uint8_t>(plane(j) & 0x1F);
+  u[20 + e] = static_cast<uint8_t>((plane(0) >> 5) | ((plane(3) >> 5) & 3) << 3);
+  u[24 + e] = static_cast<uint8_t>((plane(1) >> 5) | ((plane(4) >> 5) & 3) << 3);
+  u[28 + e] = static_cast<uint8_t>((plane(2) >> 5) | (plane(3) >> 7) << 3 | (plane(4) >> 7) << 4);
+}
 
 template <class Fmt>
 void PackMatrix(const void* src, size_t w_row_bytes, int64_t n, int64_t n_rows, void* dst) {
@@ -81,21 +119,18 @@ void PackMatrix(const void* src, size_t w_row_bytes, int64_t n, int64_t n_rows, 
     uint8_t* group = static_cast<uint8_t*>(dst) + g * kGroupRows * w_row_bytes;
     for (int64_t b = 0; b < nb; ++b) {
       uint8_t* rec = group + b * L::kColumnBytes;
-      std::memset(rec, 0, L::kColumnBytes);
       for (int r = 0; r < kGroupRows; ++r) {
         const auto& blk = reinterpret_cast<const typename Fmt::Block*>(rows + r * w_row_bytes)[b];
         std::memcpy(rec + L::kScalesAt + 2 * r, &blk.d, 2);
-        if constexpr (Fmt::kOffset == 0) {
-          for (int k = 0; k < 8; ++k) std::memcpy(rec + L::kBytesAt + 32 * k + 4 * r, blk.qs + 4 * k, 4);
-          continue;
-        }
-        // Byte 4p+e of qs: low nibble element 4p+e, high nibble element 16+4p+e.
-        for (int p = 0; p < 4; ++p) std::memcpy(rec + L::kNibblesAt + 32 * p + 4 * r, blk.qs + 4 * p, 4);
         if constexpr (Fmt::kFifthBit) {
-          uint32_t qh;  // bit j: 5th bit of element j
-          std::memcpy(&qh, blk.qh, 4);
-          uint8_t* high = rec + L::kHighBitsAt;
-          for (int j = 0; j < 32; ++j) high[4 * r + j % 4] |= static_cast<uint8_t>(((qh >> j) & 1) << (j / 4));
+          uint8_t u[32];
+          StoredQ5_0(blk, u);
+          for (int e = 0; e < 4; ++e) StoreFivePlanes(u, e, rec + L::kPlanesAt, r);
+        } else if constexpr (Fmt::kOffset == 0) {
+          for (int k = 0; k < 8; ++k) std::memcpy(rec + L::kBytesAt + 32 * k + 4 * r, blk.qs + 4 * k, 4);
+        } else {
+          // Byte 4p+e of qs: low nibble element 4p+e, high nibble element 16+4p+e.
+          for (int p = 0; p < 4; ++p) std::memcpy(rec + L::kNibblesAt + 32 * p + 4 * r, blk.qs + 4 * p, 4);
         }
       }
     }
@@ -109,16 +144,19 @@ typename Fmt::Block UnpackRecordRow(const uint8_t* rec, int r) {
   using L = PackedLayout<Fmt>;
   typename Fmt::Block blk;
   std::memcpy(&blk.d, rec + L::kScalesAt + 2 * r, 2);
-  if constexpr (Fmt::kOffset == 0) {
+  if constexpr (Fmt::kFifthBit) {
+    uint8_t u[32];
+    for (int e = 0; e < 4; ++e) LoadFivePlanes(rec + L::kPlanesAt, r, e, u);
+    uint32_t qh = 0;
+    for (int j = 0; j < 16; ++j) {
+      blk.qs[j] = static_cast<uint8_t>((u[j] & 0x0F) | (u[j + 16] & 0x0F) << 4);
+      qh |= static_cast<uint32_t>(u[j] >> 4) << j | static_cast<uint32_t>(u[j + 16] >> 4) << (j + 16);
+    }
+    std::memcpy(blk.qh, &qh, 4);
+  } else if constexpr (Fmt::kOffset == 0) {
     for (int k = 0; k < 8; ++k) std::memcpy(blk.qs + 4 * k, rec + L::kBytesAt + 32 * k + 4 * r, 4);
   } else {
     for (int p = 0; p < 4; ++p) std::memcpy(blk.qs + 4 * p, rec + L::kNibblesAt + 32 * p + 4 * r, 4);
-    if constexpr (Fmt::kFifthBit) {
-      uint32_t qh = 0;
-      for (int j = 0; j < 32; ++j)
-        qh |= static_cast<uint32_t>((rec[L::kHighBitsAt + 4 * r + j % 4] >> (j / 4)) & 1) << j;
-      std::memcpy(blk.qh, &qh, 4);
-    }
   }
   return blk;
 }
@@ -137,39 +175,43 @@ void DequantizePackedRowOf(uint32_t w_type, const void* w, size_t w_row_bytes, i
 #if GGUFLOW_X86_256
 
 // Register K of a record: byte 4r+e holds the stored integer of element 4K+e of row r (the
-// unsigned operand u: q + offset for the nibble formats, |q| for Q8_0) and the matching
-// activation integer (s: the activation, or for Q8_0 the activation with q's sign).
+// unsigned operand u: q + offset for Q4_0 and Q5_0, |q| for Q8_0) and the matching activation
+// integer (s: the activation, or for Q8_0 the activation with q's sign). `planes`: Q5_0's five
+// planes, loaded once per record.
 struct Operands {
   __m256i u, s;
 };
 template <class Fmt, int K>
-inline Operands RegisterOperands(const uint8_t* rec, __m256i high_bits, const block_q8_0& a) {
+inline Operands RegisterOperands(const uint8_t* rec, const __m256i* planes, const block_q8_0& a) {
   using L = PackedLayout<Fmt>;
   const __m256i act = ActivationQuad(a.qs + 4 * K);  // elements 4K .. 4K+3
-  if constexpr (Fmt::kOffset == 0) {
+  const auto mask = [](__m256i v, int m) { return _mm256_and_si256(v, _mm256_set1_epi8(static_cast<char>(m))); };
+  if constexpr (Fmt::kFifthBit) {
+    // Masking before each 16-bit shift keeps bits from crossing into the neighbour byte.
+    if constexpr (K < 5) return {mask(planes[K], 0x1F), act};
+    const __m256i low = _mm256_srli_epi16(mask(planes[K - 5], 0xE0), 5);  // bits 0-2
+    if constexpr (K < 7) {
+      return {_mm256_or_si256(low, _mm256_srli_epi16(mask(planes[K - 2], 0x60), 2)), act};  // bits 3-4
+    } else {
+      const __m256i top = _mm256_or_si256(_mm256_srli_epi16(mask(planes[3], 0x80), 4),   // bit 3
+                                          _mm256_srli_epi16(mask(planes[4], 0x80), 3));  // bit 4
+      return {_mm256_or_si256(low, top), act};
+    }
+  } else if constexpr (Fmt::kOffset == 0) {
+    (void)planes, (void)mask;
     const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rec + L::kBytesAt + 32 * K));
     return {_mm256_sign_epi8(q, q), _mm256_sign_epi8(act, q)};
   } else {
+    (void)planes;
     const __m256i pair = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rec + L::kNibblesAt + 32 * (K % 4)));
-    const __m256i nibble = _mm256_and_si256(K < 4 ? pair : _mm256_srli_epi16(pair, 4), _mm256_set1_epi8(0x0F));
-    if constexpr (!Fmt::kFifthBit) {
-      (void)high_bits;
-      return {nibble, act};
-    } else {
-      // Bit K of each byte to bit 4 (16-bit shifts: a bit that crosses into the neighbour byte
-      // never lands on that byte's bit 4), then keep bit 4.
-      __m256i h = high_bits;
-      if constexpr (K < 4) h = _mm256_slli_epi16(h, 4 - K);
-      if constexpr (K > 4) h = _mm256_srli_epi16(h, K - 4);
-      return {_mm256_or_si256(nibble, _mm256_and_si256(h, _mm256_set1_epi8(0x10))), act};
-    }
+    return {mask(K < 4 ? pair : _mm256_srli_epi16(pair, 4), 0x0F), act};
   }
 }
 
 #if HWY_TARGET != HWY_AVX3_DL
 template <class Fmt, int K>
-inline __m256i Products(const uint8_t* rec, __m256i high_bits, const block_q8_0& a) {
-  const Operands o = RegisterOperands<Fmt, K>(rec, high_bits, a);
+inline __m256i Products(const uint8_t* rec, const __m256i* planes, const block_q8_0& a) {
+  const Operands o = RegisterOperands<Fmt, K>(rec, planes, a);
   return _mm256_maddubs_epi16(o.u, o.s);
 }
 #endif
@@ -181,13 +223,13 @@ inline __m256i Products(const uint8_t* rec, __m256i high_bits, const block_q8_0&
 template <class Fmt>
 inline __m256i BlockDots(const uint8_t* rec, const block_q8_0& a) {
   using L = PackedLayout<Fmt>;
-  const __m256i high_bits = Fmt::kFifthBit
-      ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rec + L::kHighBitsAt))
-      : _mm256_setzero_si256();
+  __m256i planes[5];
+  if constexpr (Fmt::kFifthBit)
+    for (int j = 0; j < 5; ++j) planes[j] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rec + L::kPlanesAt + 32 * j));
 #if HWY_TARGET == HWY_AVX3_DL
   __m256i even = _mm256_setzero_si256(), odd = even;
   const auto step = [&](auto k, __m256i acc) {
-    const Operands o = RegisterOperands<Fmt, decltype(k)::value>(rec, high_bits, a);
+    const Operands o = RegisterOperands<Fmt, decltype(k)::value>(rec, planes, a);
     return DotU8I8Add(acc, o.u, o.s);
   };
   even = step(std::integral_constant<int, 0>{}, even);
@@ -200,10 +242,10 @@ inline __m256i BlockDots(const uint8_t* rec, const block_q8_0& a) {
   odd = step(std::integral_constant<int, 7>{}, odd);
   return _mm256_add_epi32(even, odd);
 #else
-  const __m256i p0 = Products<Fmt, 0>(rec, high_bits, a), p1 = Products<Fmt, 1>(rec, high_bits, a);
-  const __m256i p2 = Products<Fmt, 2>(rec, high_bits, a), p3 = Products<Fmt, 3>(rec, high_bits, a);
-  const __m256i p4 = Products<Fmt, 4>(rec, high_bits, a), p5 = Products<Fmt, 5>(rec, high_bits, a);
-  const __m256i p6 = Products<Fmt, 6>(rec, high_bits, a), p7 = Products<Fmt, 7>(rec, high_bits, a);
+  const __m256i p0 = Products<Fmt, 0>(rec, planes, a), p1 = Products<Fmt, 1>(rec, planes, a);
+  const __m256i p2 = Products<Fmt, 2>(rec, planes, a), p3 = Products<Fmt, 3>(rec, planes, a);
+  const __m256i p4 = Products<Fmt, 4>(rec, planes, a), p5 = Products<Fmt, 5>(rec, planes, a);
+  const __m256i p6 = Products<Fmt, 6>(rec, planes, a), p7 = Products<Fmt, 7>(rec, planes, a);
   const __m256i ones = _mm256_set1_epi16(1);
   const auto widen = [&](__m256i x) { return _mm256_madd_epi16(x, ones); };
   const auto add16 = [](__m256i x, __m256i y) { return _mm256_add_epi16(x, y); };
