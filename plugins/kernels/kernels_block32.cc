@@ -3,10 +3,13 @@
 // integer dot of the weight integers with the activation integers, then one float multiply by
 // d_w * d_a (plus m_w * s_a for the formats with a min), accumulated over the row.
 //
-// x86 (AVX2/AVX3/AVX3_DL): the weight block is unpacked into one 32-byte register; signed
-// formats use GGML's sign trick (|w| * sign(a, w) with vpmaddubsw). Float
-// accumulation runs in 8 lanes, summed once at the end of the row. Other targets: a portable
-// Highway integer dot per block and a scalar float accumulation.
+// x86 (AVX2/AVX3/AVX3_DL): the weight block is unpacked into one 32-byte register. Q4_0 and
+// Q5_0 multiply their stored integers q + offset (unsigned) with the activation and subtract
+// offset * (sum of the activation integers), a term decoded once per activation row and shared
+// by every weight row (OffsetTerms); Q8_0 uses GGML's sign trick (|w| * sign(a, w) with
+// vpmaddubsw), since q + 128 could saturate vpmaddubsw's 16-bit sums. Both give the same exact
+// 8 integer lanes per block. Float accumulation runs in 8 lanes, summed once at the end of the
+// row. Other targets: a portable Highway integer dot per block and a scalar float accumulation.
 #include <cstring>
 
 #include "plugins/kernels/kernels_internal.h"
@@ -163,14 +166,10 @@ struct Block32Kernel {
   // one (row, activation) pair do not depend on NR, NA or the other pairs: blocks in order into
   // one 8-lane accumulator (the float order the reference-logits bounds were set with), then
   // HorizontalSum + the min terms. So mat_vec (one activation) and mat_mat (NA activations)
-  // give the same bits.
-  // kPreScaled (NA == 1 only): `act_scales` holds the activation row's block scales already
-  // decoded to float (the same values as HalfToFloat of each block's d), saving the conversion
-  // per weight row; otherwise it is unused. act_sums (kPreScaled, offset formats): [nb][8]
-  // kOffset * the sum of each 4 activation integers, 32-byte aligned.
-  template <int NR, int NA, bool kPreScaled = false>
-  static void Dot(const char* const* rows, const char* const* acts, int64_t n, float* out,
-                  const float* act_scales = nullptr, const int32_t* act_sums = nullptr) {
+  // give the same bits, and so does DotOffset below (the same 8 exact integer lanes per block,
+  // the same floats).
+  template <int NR, int NA>
+  static void Dot(const char* const* rows, const char* const* acts, int64_t n, float* out) {
     const Block* w[NR];
     for (int r = 0; r < NR; ++r) w[r] = reinterpret_cast<const Block*>(rows[r]);
     const ActBlock* a[NA];
@@ -183,24 +182,6 @@ struct Block32Kernel {
     __m256 acc[NR][NA];
     for (int r = 0; r < NR; ++r)
       for (int i = 0; i < NA; ++i) acc[r][i] = _mm256_setzero_ps();
-    if constexpr (kPreScaled && Fmt::kOffset > 0 && NA == 1) {
-      // Offset formats in mat_vec: the 8 int32 lanes of the block dot are computed as
-      // dot(q + kOffset, a) - kOffset * sum(a) (act_sums holds the second term per block and
-      // lane) instead of with the sign trick: the same exact integers, fewer instructions.
-      for (int64_t b = 0; b < nb; ++b) {
-        for (int r = 0; r < NR; ++r) {
-          const __m256i u = UnpackStoredX86(w[r][b]);
-          const __m256i s = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[0][b].qs));
-          const __m256i lanes = _mm256_sub_epi32(
-              DotU8I8(u, s), _mm256_load_si256(reinterpret_cast<const __m256i*>(act_sums + 8 * b)));
-          const float dw = HalfToFloat(w[r][b].d);
-          acc[r][0] = _mm256_fmadd_ps(_mm256_set1_ps(dw * act_scales[b]),
-                                      _mm256_cvtepi32_ps(lanes), acc[r][0]);
-        }
-      }
-      for (int r = 0; r < NR; ++r) out[r] = HorizontalSum(acc[r][0]);
-      return;
-    }
     for (int64_t b = 0; b < nb; ++b) {
       for (int r = 0; r < NR; ++r) {
         const __m256i q = UnpackX86(w[r][b]);
@@ -208,8 +189,7 @@ struct Block32Kernel {
         const __m256i u = Fmt::kSigned ? _mm256_sign_epi8(q, q) : q;
         const float dw = HalfToFloat(w[r][b].d);
         for (int i = 0; i < NA; ++i) {
-          const float da = kPreScaled ? act_scales[b] : HalfToFloat(a[i][b].d);
-          acc[r][i] = Step(q, u, dw, a[i][b], da, acc[r][i]);
+          acc[r][i] = Step(q, u, dw, a[i][b], HalfToFloat(a[i][b].d), acc[r][i]);
           if (!Fmt::kSigned) min_sum[r][i] += MinTerm<Fmt>(w[r][b], a[i][b]);
         }
       }
@@ -217,7 +197,6 @@ struct Block32Kernel {
     for (int r = 0; r < NR; ++r)
       for (int i = 0; i < NA; ++i) out[r * NA + i] = HorizontalSum(acc[r][i]) + min_sum[r][i];
 #else
-    (void)act_scales, (void)act_sums;  // the portable path decodes inline
     float acc[NR][NA];
     for (int r = 0; r < NR; ++r)
       for (int i = 0; i < NA; ++i) acc[r][i] = 0.0f;
@@ -246,38 +225,103 @@ struct Block32Kernel {
   }
 };
 
-// mat_vec (n_act == 1) with the activation scales decoded once per call; mat_mat through
-// RunTiled. Both reach every (row, activation) pair through Block32Kernel::Dot, whose per-pair
-// bits do not depend on the path (the pre-decoded scales are the same floats).
+#if GGUFLOW_X86_256
+// The activation side of the offset formats (Q4_0, Q5_0 against Q8_0 activations) for up to NA
+// activation rows of up to MaxBlocks blocks, decoded once and shared by every weight row:
+// each block's scale as a float (HalfToFloat of its d) and, per 32-bit lane of the block dot,
+// kOffset * (the sum of the lane's 4 activation integers), the term that the dot with the
+// stored integers q + kOffset over-counts.
+template <int NA, int64_t MaxBlocks>
+struct OffsetTerms {
+  static constexpr int64_t kMaxBlocks = MaxBlocks;
+  const block_q8_0* act[NA];
+  float scale[NA][MaxBlocks];
+  alignas(32) int32_t sum[NA][MaxBlocks][8];
+
+  void Fill(int kOffset, const char* const* acts, int64_t nb) {
+    const __m256i offset = _mm256_set1_epi8(static_cast<char>(kOffset));
+    for (int i = 0; i < NA; ++i) {
+      act[i] = reinterpret_cast<const block_q8_0*>(acts[i]);
+      for (int64_t b = 0; b < nb; ++b) {
+        scale[i][b] = HalfToFloat(act[i][b].d);
+        const __m256i s = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(act[i][b].qs));
+        _mm256_store_si256(reinterpret_cast<__m256i*>(sum[i][b]), DotU8I8(offset, s));
+      }
+    }
+  }
+};
+
+// out[i] = dot(row, activation i) for the NA rows of `t`, offset formats: per block the 8 lanes
+// dot(q + kOffset, a) - t.sum (the same exact integers as the sign trick of Dot, without its
+// per-activation sign operation), times dw * da into one 8-lane accumulator per activation,
+// as Dot does. The weight block is unpacked once for all NA activations (prefill reuse).
+template <class Kernel, int NA, class Terms>
+void DotOffset(const char* row, const Terms& t, int64_t nb, float* out) {
+  const auto* w = reinterpret_cast<const typename Kernel::Block*>(row);
+  __m256 acc[NA];
+  for (int i = 0; i < NA; ++i) acc[i] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    const __m256i u = UnpackStoredX86(w[b]);
+    const float dw = HalfToFloat(w[b].d);
+    for (int i = 0; i < NA; ++i) {
+      const __m256i s = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(t.act[i][b].qs));
+      const __m256i lanes =
+          _mm256_sub_epi32(DotU8I8(u, s), _mm256_load_si256(reinterpret_cast<const __m256i*>(t.sum[i][b])));
+      acc[i] = _mm256_fmadd_ps(_mm256_set1_ps(dw * t.scale[i][b]), _mm256_cvtepi32_ps(lanes), acc[i]);
+    }
+  }
+  for (int i = 0; i < NA; ++i) out[i] = HorizontalSum(acc[i]);
+}
+
+// Weight rows per block of the offset prefill driver: the block's rows (64 x 616 bytes for
+// Q5_0 rows of 896) stay in L2 while each activation tile's terms are decoded once for them.
+constexpr int64_t kOffsetRowBlock = 64;
+
+// mat_mat of an offset format: activation tiles of kActTile rows (the last one shorter), each
+// decoded into OffsetTerms once per block of kOffsetRowBlock weight rows.
+template <class Kernel, int NA>
+void RunOffsetTile(const MatMulArgs& a, int64_t a0, int64_t r0, int64_t r1) {
+  const int64_t nb = a.n / 32;
+  OffsetTerms<NA, 256> t;
+  const char* acts[NA];
+  for (int i = 0; i < NA; ++i) acts[i] = static_cast<const char*>(a.act) + (a0 + i) * a.act_row_bytes;
+  t.Fill(Kernel::kOffset, acts, nb);
+  for (int64_t r = r0; r < r1; ++r) {
+    float out[NA];
+    DotOffset<Kernel, NA>(static_cast<const char*>(a.w) + r * a.w_row_bytes, t, nb, out);
+    for (int i = 0; i < NA; ++i) a.y[(a0 + i) * a.y_stride + r] = out[i];
+  }
+}
+#endif
+
+// Offset formats on x86: mat_vec and mat_mat through DotOffset (mat_vec's terms decoded once
+// per call); rows too long for the term tables, the signed and min formats and other targets
+// through RunTiled and Dot. Every path gives a (row, activation) pair the same bits.
 template <class Kernel>
 void RunBlock32(const MatMulArgs& args) {
-  constexpr int64_t kMaxScales = 512;  // rows of up to 16384 elements; longer: decode inline
-  const int64_t nb = args.n / 32;
-  if (args.n_act != 1 || nb > kMaxScales) {
-    RunTiled<Kernel>(args);
-    return;
-  }
-  const char* w = static_cast<const char*>(args.w);
-  const char* act = static_cast<const char*>(args.act);
-  float scales[kMaxScales];  // [nb] the activation row's block scales
-  const auto* ab = reinterpret_cast<const typename Kernel::ActBlock*>(act);
-  for (int64_t b = 0; b < nb; ++b) scales[b] = HalfToFloat(ab[b].d);
-  const int32_t* sums = nullptr;
 #if GGUFLOW_X86_256
-  alignas(32) int32_t sums_buf[Kernel::kOffset > 0 ? kMaxScales * 8 : 8];  // [nb][8]
   if constexpr (Kernel::kOffset > 0) {
-    const __m256i offset = _mm256_set1_epi8(static_cast<char>(Kernel::kOffset));
-    for (int64_t b = 0; b < nb; ++b) {
-      const __m256i s = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ab[b].qs));
-      _mm256_store_si256(reinterpret_cast<__m256i*>(sums_buf + 8 * b), DotU8I8(offset, s));
+    const int64_t nb = args.n / 32;
+    if (args.n_act == 1 && nb <= 512) {
+      OffsetTerms<1, 512> t;  // rows of up to 16384 elements
+      const char* act = static_cast<const char*>(args.act);
+      t.Fill(Kernel::kOffset, &act, nb);
+      for (int64_t r = args.row_begin; r < args.row_end; ++r)
+        DotOffset<Kernel, 1>(static_cast<const char*>(args.w) + r * args.w_row_bytes, t, nb, args.y + r);
+      return;
     }
-    sums = sums_buf;
+    if (nb <= 256) {  // rows of up to 8192 elements: 4 x 36 KiB of terms
+      for (int64_t r0 = args.row_begin; r0 < args.row_end; r0 += kOffsetRowBlock) {
+        const int64_t r1 = std::min(args.row_end, r0 + kOffsetRowBlock);
+        int64_t a0 = 0;
+        for (; a0 + kActTile <= args.n_act; a0 += kActTile) RunOffsetTile<Kernel, kActTile>(args, a0, r0, r1);
+        for (; a0 < args.n_act; ++a0) RunOffsetTile<Kernel, 1>(args, a0, r0, r1);
+      }
+      return;
+    }
   }
 #endif
-  for (int64_t r = args.row_begin; r < args.row_end; ++r) {
-    const char* row = w + r * args.w_row_bytes;
-    Kernel::template Dot<1, 1, true>(&row, &act, args.n, args.y + r, scales, sums);
-  }
+  RunTiled<Kernel>(args);
 }
 
 }  // namespace
