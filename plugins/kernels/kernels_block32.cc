@@ -6,7 +6,7 @@
 // x86 (AVX2/AVX3/AVX3_DL): the weight block is unpacked into one 32-byte register. Q4_0 and
 // Q5_0 multiply their stored integers q + offset (unsigned) with the activation and subtract
 // offset * (sum of the activation integers), a term decoded once per activation row and shared
-// by every weight row (OffsetTerms); Q8_0 uses GGML's sign trick (|w| * sign(a, w) with
+// by every weight row (ActivationTerms); Q8_0 uses GGML's sign trick (|w| * sign(a, w) with
 // vpmaddubsw), since q + 128 could saturate vpmaddubsw's 16-bit sums. Both give the same exact
 // 8 integer lanes per block. Float accumulation runs in 8 lanes, summed once at the end of the
 // row. Other targets: a portable Highway integer dot per block and a scalar float accumulation.
@@ -145,6 +145,7 @@ inline __m256i UnpackStoredX86(const Block&) {  // not an offset format; never c
 
 template <class Fmt>
 struct Block32Kernel {
+  using Format = Fmt;
   using Block = typename Fmt::Block;
   using ActBlock = typename Fmt::ActBlock;
   static constexpr int kOffset = Fmt::kOffset;
@@ -166,7 +167,7 @@ struct Block32Kernel {
   // one (row, activation) pair do not depend on NR, NA or the other pairs: blocks in order into
   // one 8-lane accumulator (the float order the reference-logits bounds were set with), then
   // HorizontalSum + the min terms. So mat_vec (one activation) and mat_mat (NA activations)
-  // give the same bits, and so does DotOffset below (the same 8 exact integer lanes per block,
+  // give the same bits, and so does DotDecoded below (the same 8 exact integer lanes per block,
   // the same floats).
   template <int NR, int NA>
   static void Dot(const char* const* rows, const char* const* acts, int64_t n, float* out) {
@@ -226,99 +227,110 @@ struct Block32Kernel {
 };
 
 #if GGUFLOW_X86_256
-// The activation side of the offset formats (Q4_0, Q5_0 against Q8_0 activations) for up to NA
-// activation rows of up to MaxBlocks blocks, decoded once and shared by every weight row:
-// each block's scale as a float (HalfToFloat of its d) and, per 32-bit lane of the block dot,
-// kOffset * (the sum of the lane's 4 activation integers), the term that the dot with the
-// stored integers q + kOffset over-counts.
-template <int NA, int64_t MaxBlocks>
-struct OffsetTerms {
-  static constexpr int64_t kMaxBlocks = MaxBlocks;
-  const block_q8_0* act[NA];
+// The activation side of up to NA activation rows of up to MaxBlocks blocks, decoded once and
+// shared by every weight row: each block's scale as a float (HalfToFloat of its d) and, for the
+// offset formats (Q4_0, Q5_0 against Q8_0 activations; kOffset > 0), per 32-bit lane of the
+// block dot kOffset * (the sum of the lane's 4 activation integers), the term that the dot with
+// the stored integers q + kOffset over-counts.
+template <class Kernel, int NA, int64_t MaxBlocks>
+struct ActivationTerms {
+  static constexpr bool kSums = Kernel::kOffset > 0;
+  const typename Kernel::ActBlock* act[NA];
   float scale[NA][MaxBlocks];
-  alignas(32) int32_t sum[NA][MaxBlocks][8];
+  alignas(32) int32_t sum[NA][kSums ? MaxBlocks : 1][8];
 
-  void Fill(int kOffset, const char* const* acts, int64_t nb) {
-    const __m256i offset = _mm256_set1_epi8(static_cast<char>(kOffset));
+  void Fill(const char* const* acts, int64_t nb) {
+    const __m256i offset = _mm256_set1_epi8(static_cast<char>(Kernel::kOffset));
     for (int i = 0; i < NA; ++i) {
-      act[i] = reinterpret_cast<const block_q8_0*>(acts[i]);
+      act[i] = reinterpret_cast<const typename Kernel::ActBlock*>(acts[i]);
       for (int64_t b = 0; b < nb; ++b) {
         scale[i][b] = HalfToFloat(act[i][b].d);
-        const __m256i s = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(act[i][b].qs));
-        _mm256_store_si256(reinterpret_cast<__m256i*>(sum[i][b]), DotU8I8(offset, s));
+        if constexpr (kSums) {
+          const __m256i s = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(act[i][b].qs));
+          _mm256_store_si256(reinterpret_cast<__m256i*>(sum[i][b]), DotU8I8(offset, s));
+        }
       }
     }
   }
 };
 
-// out[i] = dot(row, activation i) for the NA rows of `t`, offset formats: per block the 8 lanes
-// dot(q + kOffset, a) - t.sum (the same exact integers as the sign trick of Dot, without its
-// per-activation sign operation), times dw * da into one 8-lane accumulator per activation,
-// as Dot does. The weight block is unpacked once for all NA activations (prefill reuse).
+// out[i] = dot(row, activation i) for the NA rows of `t`, the weight block unpacked once for
+// all of them (prefill reuse). Per block and activation: the offset formats take the 8 lanes
+// dot(q + kOffset, a) - t.sum, the same exact integers as the sign trick of Dot without its
+// per-activation sign; the others are Dot's Step. Then dw * da into one 8-lane accumulator per
+// activation, as Dot does, so every (row, activation) pair gets Dot's bits.
 template <class Kernel, int NA, class Terms>
-void DotOffset(const char* row, const Terms& t, int64_t nb, float* out) {
+void DotDecoded(const char* row, const Terms& t, int64_t nb, float* out) {
   const auto* w = reinterpret_cast<const typename Kernel::Block*>(row);
   __m256 acc[NA];
-  for (int i = 0; i < NA; ++i) acc[i] = _mm256_setzero_ps();
+  float min_sum[NA];
+  for (int i = 0; i < NA; ++i) acc[i] = _mm256_setzero_ps(), min_sum[i] = 0.0f;
   for (int64_t b = 0; b < nb; ++b) {
-    const __m256i u = UnpackStoredX86(w[b]);
     const float dw = HalfToFloat(w[b].d);
-    for (int i = 0; i < NA; ++i) {
-      const __m256i s = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(t.act[i][b].qs));
-      const __m256i lanes =
-          _mm256_sub_epi32(DotU8I8(u, s), _mm256_load_si256(reinterpret_cast<const __m256i*>(t.sum[i][b])));
-      acc[i] = _mm256_fmadd_ps(_mm256_set1_ps(dw * t.scale[i][b]), _mm256_cvtepi32_ps(lanes), acc[i]);
+    if constexpr (Kernel::kOffset > 0) {
+      const __m256i u = UnpackStoredX86(w[b]);
+      for (int i = 0; i < NA; ++i) {
+        const __m256i s = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(t.act[i][b].qs));
+        const __m256i lanes =
+            _mm256_sub_epi32(DotU8I8(u, s), _mm256_load_si256(reinterpret_cast<const __m256i*>(t.sum[i][b])));
+        acc[i] = _mm256_fmadd_ps(_mm256_set1_ps(dw * t.scale[i][b]), _mm256_cvtepi32_ps(lanes), acc[i]);
+      }
+    } else {
+      const __m256i q = UnpackX86(w[b]);
+      const __m256i u = Kernel::Format::kSigned ? _mm256_sign_epi8(q, q) : q;
+      for (int i = 0; i < NA; ++i) {
+        acc[i] = Kernel::Step(q, u, dw, t.act[i][b], t.scale[i][b], acc[i]);
+        if (!Kernel::Format::kSigned) min_sum[i] += MinTerm<typename Kernel::Format>(w[b], t.act[i][b]);
+      }
     }
   }
-  for (int i = 0; i < NA; ++i) out[i] = HorizontalSum(acc[i]);
+  for (int i = 0; i < NA; ++i) out[i] = HorizontalSum(acc[i]) + min_sum[i];
 }
 
-// Weight rows per block of the offset prefill driver: the block's rows (64 x 616 bytes for
-// Q5_0 rows of 896) stay in L2 while each activation tile's terms are decoded once for them.
-constexpr int64_t kOffsetRowBlock = 64;
+// Weight rows per block of the prefill driver: the block's rows (64 x 616 bytes for Q5_0 rows
+// of 896) stay in L2 while each activation tile's terms are decoded once for all of them.
+constexpr int64_t kDecodedRowBlock = 64;
 
-// mat_mat of an offset format: activation tiles of kActTile rows (the last one shorter), each
-// decoded into OffsetTerms once per block of kOffsetRowBlock weight rows.
+// Activation rows a0 .. a0+NA-1 against weight rows [r0, r1).
 template <class Kernel, int NA>
-void RunOffsetTile(const MatMulArgs& a, int64_t a0, int64_t r0, int64_t r1) {
+void RunDecodedTile(const MatMulArgs& a, int64_t a0, int64_t r0, int64_t r1) {
   const int64_t nb = a.n / 32;
-  OffsetTerms<NA, 256> t;
+  ActivationTerms<Kernel, NA, 256> t;
   const char* acts[NA];
   for (int i = 0; i < NA; ++i) acts[i] = static_cast<const char*>(a.act) + (a0 + i) * a.act_row_bytes;
-  t.Fill(Kernel::kOffset, acts, nb);
+  t.Fill(acts, nb);
   for (int64_t r = r0; r < r1; ++r) {
     float out[NA];
-    DotOffset<Kernel, NA>(static_cast<const char*>(a.w) + r * a.w_row_bytes, t, nb, out);
+    DotDecoded<Kernel, NA>(static_cast<const char*>(a.w) + r * a.w_row_bytes, t, nb, out);
     for (int i = 0; i < NA; ++i) a.y[(a0 + i) * a.y_stride + r] = out[i];
   }
 }
 #endif
 
-// Offset formats on x86: mat_vec and mat_mat through DotOffset (mat_vec's terms decoded once
-// per call); rows too long for the term tables, the signed and min formats and other targets
-// through RunTiled and Dot. Every path gives a (row, activation) pair the same bits.
+// x86: mat_vec with the activation's terms decoded once per call, mat_mat with them decoded
+// per tile of kActTile activation rows and block of kDecodedRowBlock weight rows, both through
+// DotDecoded; rows too long for the term tables and other targets through RunTiled and Dot.
+// Every path gives a (row, activation) pair the same bits.
 template <class Kernel>
 void RunBlock32(const MatMulArgs& args) {
 #if GGUFLOW_X86_256
-  if constexpr (Kernel::kOffset > 0) {
-    const int64_t nb = args.n / 32;
-    if (args.n_act == 1 && nb <= 512) {
-      OffsetTerms<1, 512> t;  // rows of up to 16384 elements
-      const char* act = static_cast<const char*>(args.act);
-      t.Fill(Kernel::kOffset, &act, nb);
-      for (int64_t r = args.row_begin; r < args.row_end; ++r)
-        DotOffset<Kernel, 1>(static_cast<const char*>(args.w) + r * args.w_row_bytes, t, nb, args.y + r);
-      return;
+  const int64_t nb = args.n / 32;
+  if (args.n_act == 1 && nb <= 512) {
+    ActivationTerms<Kernel, 1, 512> t;  // rows of up to 16384 elements
+    const char* act = static_cast<const char*>(args.act);
+    t.Fill(&act, nb);
+    for (int64_t r = args.row_begin; r < args.row_end; ++r)
+      DotDecoded<Kernel, 1>(static_cast<const char*>(args.w) + r * args.w_row_bytes, t, nb, args.y + r);
+    return;
+  }
+  if (args.n_act > 1 && nb <= 256) {  // rows of up to 8192 elements: <= 4 x 36 KiB of terms
+    for (int64_t r0 = args.row_begin; r0 < args.row_end; r0 += kDecodedRowBlock) {
+      const int64_t r1 = std::min(args.row_end, r0 + kDecodedRowBlock);
+      int64_t a0 = 0;
+      for (; a0 + kActTile <= args.n_act; a0 += kActTile) RunDecodedTile<Kernel, kActTile>(args, a0, r0, r1);
+      for (; a0 < args.n_act; ++a0) RunDecodedTile<Kernel, 1>(args, a0, r0, r1);
     }
-    if (nb <= 256) {  // rows of up to 8192 elements: 4 x 36 KiB of terms
-      for (int64_t r0 = args.row_begin; r0 < args.row_end; r0 += kOffsetRowBlock) {
-        const int64_t r1 = std::min(args.row_end, r0 + kOffsetRowBlock);
-        int64_t a0 = 0;
-        for (; a0 + kActTile <= args.n_act; a0 += kActTile) RunOffsetTile<Kernel, kActTile>(args, a0, r0, r1);
-        for (; a0 < args.n_act; ++a0) RunOffsetTile<Kernel, 1>(args, a0, r0, r1);
-      }
-      return;
-    }
+    return;
   }
 #endif
   RunTiled<Kernel>(args);

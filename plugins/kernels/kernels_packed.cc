@@ -174,95 +174,94 @@ void DequantizePackedRowOf(uint32_t w_type, const void* w, size_t w_row_bytes, i
 
 #if GGUFLOW_X86_256
 
-// Register K of a record: byte 4r+e holds the stored integer of element 4K+e of row r (the
-// unsigned operand u: q + offset for Q4_0 and Q5_0, |q| for Q8_0) and the matching activation
-// integer (s: the activation, or for Q8_0 the activation with q's sign). `planes`: Q5_0's five
-// planes, loaded once per record.
-struct Operands {
-  __m256i u, s;
+// Register K of a record: byte 4r+e holds the stored integer of element 4K+e of row r, the
+// unsigned operand u of vpmaddubsw (q + offset for Q4_0 and Q5_0, |q| for Q8_0); for Q8_0 also
+// q itself, whose sign the activation takes. `planes`: Q5_0's five planes, loaded once per
+// record.
+struct RegisterWeights {
+  __m256i u, q;
 };
 template <class Fmt, int K>
-inline Operands RegisterOperands(const uint8_t* rec, const __m256i* planes, const block_q8_0& a) {
+inline RegisterWeights WeightsOf(const uint8_t* rec, const __m256i* planes) {
   using L = PackedLayout<Fmt>;
-  const __m256i act = ActivationQuad(a.qs + 4 * K);  // elements 4K .. 4K+3
   const auto mask = [](__m256i v, int m) { return _mm256_and_si256(v, _mm256_set1_epi8(static_cast<char>(m))); };
   if constexpr (Fmt::kFifthBit) {
     // Masking before each 16-bit shift keeps bits from crossing into the neighbour byte.
-    if constexpr (K < 5) return {mask(planes[K], 0x1F), act};
+    if constexpr (K < 5) return {mask(planes[K], 0x1F), _mm256_setzero_si256()};
     const __m256i low = _mm256_srli_epi16(mask(planes[K - 5], 0xE0), 5);  // bits 0-2
     if constexpr (K < 7) {
-      return {_mm256_or_si256(low, _mm256_srli_epi16(mask(planes[K - 2], 0x60), 2)), act};  // bits 3-4
+      return {_mm256_or_si256(low, _mm256_srli_epi16(mask(planes[K - 2], 0x60), 2)), _mm256_setzero_si256()};  // bits 3-4
     } else {
       const __m256i top = _mm256_or_si256(_mm256_srli_epi16(mask(planes[3], 0x80), 4),   // bit 3
                                           _mm256_srli_epi16(mask(planes[4], 0x80), 3));  // bit 4
-      return {_mm256_or_si256(low, top), act};
+      return {_mm256_or_si256(low, top), _mm256_setzero_si256()};
     }
   } else if constexpr (Fmt::kOffset == 0) {
     (void)planes, (void)mask;
     const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rec + L::kBytesAt + 32 * K));
-    return {_mm256_sign_epi8(q, q), _mm256_sign_epi8(act, q)};
+    return {_mm256_sign_epi8(q, q), q};
   } else {
     (void)planes;
     const __m256i pair = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rec + L::kNibblesAt + 32 * (K % 4)));
-    return {mask(K < 4 ? pair : _mm256_srli_epi16(pair, 4), 0x0F), act};
+    return {mask(K < 4 ? pair : _mm256_srli_epi16(pair, 4), 0x0F), _mm256_setzero_si256()};
   }
 }
 
-#if HWY_TARGET != HWY_AVX3_DL
+// The signed operand of register K for activation block a: its integers 4K .. 4K+3 in every
+// lane, for Q8_0 with the sign of the weight.
 template <class Fmt, int K>
-inline __m256i Products(const uint8_t* rec, const __m256i* planes, const block_q8_0& a) {
-  const Operands o = RegisterOperands<Fmt, K>(rec, planes, a);
-  return _mm256_maddubs_epi16(o.u, o.s);
+inline __m256i ActivationOf(const RegisterWeights& w, const block_q8_0& a) {
+  const __m256i act = ActivationQuad(a.qs + 4 * K);
+  if constexpr (Fmt::kOffset == 0) return _mm256_sign_epi8(act, w.q);
+  (void)w;
+  return act;
 }
-#endif
 
-// Lane r: the exact integer dot of row r's stored integers with the activation block. AVX2:
-// vpmaddubsw gives 16-bit pair sums of at most 2 * max(u) * 128, so Fmt::kInt16Terms of them
-// can be added before widening (Q4_0: 8 * 3840, Q5_0: 4 * 7936, Q8_0: 1 * 32512, all below
-// 2^15); AVX3_DL: vpdpbusd, the same integers in two independent chains.
-template <class Fmt>
-inline __m256i BlockDots(const uint8_t* rec, const block_q8_0& a) {
+// lanes[i] lane r = the exact integer dot of row r's stored integers with activation block
+// a[i] (the offset over-count not yet taken off), for NA activation rows; the record is
+// unpacked once for all of them. AVX2: vpmaddubsw gives 16-bit pair sums of at most
+// 2 * max(u) * 128, so Fmt::kInt16Terms registers' products add up before widening (Q4_0:
+// 8 * 3840, Q5_0: 4 * 7936, Q8_0: 1 * 32512, all below 2^15); AVX3_DL: vpdpbusd. Integer sums
+// are exact, so the lanes are the same whatever NA and the order of additions.
+template <class Fmt, int NA>
+inline void BlockDots(const uint8_t* rec, const block_q8_0* const* a, __m256i* lanes) {
   using L = PackedLayout<Fmt>;
   __m256i planes[5];
   if constexpr (Fmt::kFifthBit)
     for (int j = 0; j < 5; ++j) planes[j] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rec + L::kPlanesAt + 32 * j));
-#if HWY_TARGET == HWY_AVX3_DL
-  __m256i even = _mm256_setzero_si256(), odd = even;
-  const auto step = [&](auto k, __m256i acc) {
-    const Operands o = RegisterOperands<Fmt, decltype(k)::value>(rec, planes, a);
-    return DotU8I8Add(acc, o.u, o.s);
-  };
-  even = step(std::integral_constant<int, 0>{}, even);
-  odd = step(std::integral_constant<int, 1>{}, odd);
-  even = step(std::integral_constant<int, 2>{}, even);
-  odd = step(std::integral_constant<int, 3>{}, odd);
-  even = step(std::integral_constant<int, 4>{}, even);
-  odd = step(std::integral_constant<int, 5>{}, odd);
-  even = step(std::integral_constant<int, 6>{}, even);
-  odd = step(std::integral_constant<int, 7>{}, odd);
-  return _mm256_add_epi32(even, odd);
-#else
-  const __m256i p0 = Products<Fmt, 0>(rec, planes, a), p1 = Products<Fmt, 1>(rec, planes, a);
-  const __m256i p2 = Products<Fmt, 2>(rec, planes, a), p3 = Products<Fmt, 3>(rec, planes, a);
-  const __m256i p4 = Products<Fmt, 4>(rec, planes, a), p5 = Products<Fmt, 5>(rec, planes, a);
-  const __m256i p6 = Products<Fmt, 6>(rec, planes, a), p7 = Products<Fmt, 7>(rec, planes, a);
+  for (int i = 0; i < NA; ++i) lanes[i] = _mm256_setzero_si256();
+#if HWY_TARGET != HWY_AVX3_DL
+  __m256i sum16[NA];
   const __m256i ones = _mm256_set1_epi16(1);
-  const auto widen = [&](__m256i x) { return _mm256_madd_epi16(x, ones); };
-  const auto add16 = [](__m256i x, __m256i y) { return _mm256_add_epi16(x, y); };
-  const auto add32 = [](__m256i x, __m256i y) { return _mm256_add_epi32(x, y); };
-  if constexpr (Fmt::kInt16Terms >= 8) {
-    return widen(add16(add16(add16(p0, p1), add16(p2, p3)), add16(add16(p4, p5), add16(p6, p7))));
-  } else if constexpr (Fmt::kInt16Terms >= 4) {
-    return add32(widen(add16(add16(p0, p1), add16(p2, p3))), widen(add16(add16(p4, p5), add16(p6, p7))));
-  } else {
-    return add32(add32(add32(widen(p0), widen(p1)), add32(widen(p2), widen(p3))),
-                 add32(add32(widen(p4), widen(p5)), add32(widen(p6), widen(p7))));
-  }
 #endif
+  const auto step = [&](auto k) {
+    constexpr int K = decltype(k)::value;
+    const RegisterWeights w = WeightsOf<Fmt, K>(rec, planes);
+    for (int i = 0; i < NA; ++i) {
+      const __m256i s = ActivationOf<Fmt, K>(w, *a[i]);
+#if HWY_TARGET == HWY_AVX3_DL
+      lanes[i] = DotU8I8Add(lanes[i], w.u, s);
+#else
+      const __m256i p = _mm256_maddubs_epi16(w.u, s);
+      sum16[i] = K % Fmt::kInt16Terms == 0 ? p : _mm256_add_epi16(sum16[i], p);
+      if (K % Fmt::kInt16Terms == Fmt::kInt16Terms - 1)
+        lanes[i] = _mm256_add_epi32(lanes[i], _mm256_madd_epi16(sum16[i], ones));
+#endif
+    }
+  };
+  step(std::integral_constant<int, 0>{});
+  step(std::integral_constant<int, 1>{});
+  step(std::integral_constant<int, 2>{});
+  step(std::integral_constant<int, 3>{});
+  step(std::integral_constant<int, 4>{});
+  step(std::integral_constant<int, 5>{});
+  step(std::integral_constant<int, 6>{});
+  step(std::integral_constant<int, 7>{});
 }
 
-// The activation side of block columns [b0, b0 + count): float(d_a) and offset * (sum of the
-// block's integers), the term the dot with the stored (offset) integers over-counts.
+// The activation side of block columns [b0, b0 + count) of one activation row: float(d_a) and
+// offset * (sum of the block's integers), the term the dot with the stored (offset) integers
+// over-counts.
 struct ActivationTerms {
   static constexpr int64_t kBlocks = 512;  // rows of up to 16384 elements in one pass
   int64_t b0 = -1, count = 0;
@@ -288,43 +287,81 @@ struct ActivationTerms {
   }
 };
 
-// acc lane r + sum over block columns of the terms of row r: float(d_w) * float(d_a) times the
-// float of the exact block dot, one fused multiply-add per block in block order.
-template <class Fmt>
-inline __m256 DotColumns(const uint8_t* group, const block_q8_0* act, const ActivationTerms& t,
-                         __m256 acc) {
+// acc[i] lane r + sum over the block columns of t[i] of the terms of row r and activation row
+// i: float(d_w) * float(d_a) times the float of the exact block dot, one fused multiply-add per
+// block in block order (the same operations for every NA).
+template <class Fmt, int NA>
+inline void DotColumns(const uint8_t* group, const block_q8_0* const* act, const ActivationTerms* t,
+                       __m256* acc) {
   using L = PackedLayout<Fmt>;
-  for (int64_t i = 0; i < t.count; ++i) {
-    const int64_t b = t.b0 + i;
+  for (int64_t c = 0; c < t[0].count; ++c) {
+    const int64_t b = t[0].b0 + c;
     const uint8_t* rec = group + b * L::kColumnBytes;
-    __m256i lanes = BlockDots<Fmt>(rec, act[b]);
-    if constexpr (Fmt::kOffset > 0) lanes = _mm256_sub_epi32(lanes, _mm256_set1_epi32(t.offset_sum[i]));
-    const __m128i halves = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rec + L::kScalesAt));
-    const __m256 scales = _mm256_mul_ps(_mm256_cvtph_ps(halves), _mm256_set1_ps(t.scale[i]));
-    acc = _mm256_fmadd_ps(scales, _mm256_cvtepi32_ps(lanes), acc);
+    const block_q8_0* blocks[NA];
+    for (int i = 0; i < NA; ++i) blocks[i] = act[i] + b;
+    __m256i lanes[NA];
+    BlockDots<Fmt, NA>(rec, blocks, lanes);
+    const __m256 w_scales = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rec + L::kScalesAt)));
+    for (int i = 0; i < NA; ++i) {
+      if constexpr (Fmt::kOffset > 0) lanes[i] = _mm256_sub_epi32(lanes[i], _mm256_set1_epi32(t[i].offset_sum[c]));
+      const __m256 scales = _mm256_mul_ps(w_scales, _mm256_set1_ps(t[i].scale[c]));
+      acc[i] = _mm256_fmadd_ps(scales, _mm256_cvtepi32_ps(lanes[i]), acc[i]);
+    }
   }
-  return acc;
 }
 
-// y[r] = dot(row r, act) for r in [row_begin, row_end), one activation row. A group's 8 rows
-// are computed together whatever the range (lane r is row r, independent of the other lanes),
-// and only the rows in the range are stored.
-template <class Fmt>
-void MatVecPacked(const void* w, size_t w_row_bytes, int64_t n, int64_t row_begin,
-                  int64_t row_end, const void* act, float* y) {
+// y_i[r] = dot(row r, activation row i) for r in [row_begin, row_end) and NA activation rows
+// (mat_vec: NA = 1). A group's 8 rows are computed together whatever the range (lane r is row
+// r, independent of the other lanes), and only the rows in the range are stored.
+template <class Fmt, int NA>
+void MulPacked(const void* w, size_t w_row_bytes, int64_t n, int64_t row_begin, int64_t row_end,
+               const block_q8_0* const* act, float* const* y) {
   const int64_t nb = n / 32;
-  const auto* act_blocks = static_cast<const block_q8_0*>(act);
-  ActivationTerms terms;
+  ActivationTerms terms[NA];
   for (int64_t g = row_begin / kGroupRows; g * kGroupRows < row_end; ++g) {
     const uint8_t* group = PackedGroupAt(w, w_row_bytes, g);
-    __m256 acc = _mm256_setzero_ps();
+    __m256 acc[NA];
+    for (int i = 0; i < NA; ++i) acc[i] = _mm256_setzero_ps();
     for (int64_t b0 = 0; b0 < nb; b0 += ActivationTerms::kBlocks) {
-      // Rows longer than kBlocks blocks refill the table per group and slice (a few % of the
-      // work); shorter ones fill it once per call.
-      if (terms.b0 != b0) terms.Fill<Fmt>(act_blocks, b0, std::min(nb, b0 + ActivationTerms::kBlocks));
-      acc = DotColumns<Fmt>(group, act_blocks, terms, acc);
+      // Rows longer than kBlocks blocks refill the tables per group and slice (a few % of the
+      // work); shorter ones fill them once per call.
+      if (terms[0].b0 != b0)
+        for (int i = 0; i < NA; ++i) terms[i].template Fill<Fmt>(act[i], b0, std::min(nb, b0 + ActivationTerms::kBlocks));
+      DotColumns<Fmt, NA>(group, act, terms, acc);
     }
-    StorePackedGroup(acc, g, row_begin, row_end, y);
+    for (int i = 0; i < NA; ++i) StorePackedGroup(acc[i], g, row_begin, row_end, y[i]);
+  }
+}
+
+// mat_vec and mat_mat: activation rows in tiles of 4 (the record unpacked once for the 4) over
+// tiles of weight rows that stay in cache while the activation tiles pass; each activation row
+// gets the operations it gets alone, so mat_mat equals n_act mat_vec calls bit for bit.
+template <class Fmt>
+void MatMulPackedBlock32(const MatMulArgs& a) {
+  const auto act_row = [&](int64_t i) {
+    return reinterpret_cast<const block_q8_0*>(static_cast<const char*>(a.act) + i * a.act_row_bytes);
+  };
+  if (a.n_act == 1) {
+    const block_q8_0* act = act_row(0);
+    MulPacked<Fmt, 1>(a.w, a.w_row_bytes, a.n, a.row_begin, a.row_end, &act, &a.y);
+    return;
+  }
+  constexpr int64_t kTileRows = 16 * kGroupRows;
+  // Tile edges on multiples of kTileRows (so of the group), whatever row_begin is: a tile
+  // edge inside a group would compute that group twice.
+  for (int64_t t0 = a.row_begin; t0 < a.row_end;) {
+    const int64_t t1 = std::min(a.row_end, (t0 / kTileRows + 1) * kTileRows);
+    const auto tile = [&](auto na, int64_t i0) {
+      constexpr int NA = decltype(na)::value;
+      const block_q8_0* act[NA];
+      float* y[NA];
+      for (int i = 0; i < NA; ++i) act[i] = act_row(i0 + i), y[i] = a.y + (i0 + i) * a.y_stride;
+      MulPacked<Fmt, NA>(a.w, a.w_row_bytes, a.n, t0, t1, act, y);
+    };
+    int64_t i0 = 0;
+    for (; i0 + 4 <= a.n_act; i0 += 4) tile(std::integral_constant<int, 4>{}, i0);
+    for (; i0 < a.n_act; ++i0) tile(std::integral_constant<int, 1>{}, i0);
+    t0 = t1;
   }
 }
 
@@ -387,22 +424,7 @@ void DequantizePackedRow(uint32_t w_type, const void* w, size_t w_row_bytes, int
 void MatMulPacked(uint32_t w_type, const MatMulArgs& a) {
 #if GGUFLOW_X86_256
   if (const KQuantPacked* k = KQuantPackedOf(w_type)) return k->mat_mul(a);
-  using MatVecFn = void (*)(const void*, size_t, int64_t, int64_t, int64_t, const void*, float*);
-  MatVecFn mat_vec = nullptr;
-  WithPackedFormat(w_type, [&](auto fmt) { mat_vec = MatVecPacked<decltype(fmt)>; });
-  if (mat_vec == nullptr) return;
-  // Each activation row separately, so mat_mat equals n_act mat_vec calls by construction;
-  // rows in tiles so that a tile's weights stay in cache while every activation row passes.
-  constexpr int64_t kTileRows = 8 * kGroupRows;
-  // Tile edges on multiples of kTileRows (so of the group), whatever row_begin is: a tile
-  // edge inside a group would compute that group twice.
-  for (int64_t t0 = a.row_begin; t0 < a.row_end;) {
-    const int64_t t1 = std::min(a.row_end, (t0 / kTileRows + 1) * kTileRows);
-    for (int64_t i = 0; i < a.n_act; ++i)
-      mat_vec(a.w, a.w_row_bytes, a.n, t0, t1, static_cast<const char*>(a.act) + i * a.act_row_bytes,
-              a.y + i * a.y_stride);
-    t0 = t1;
-  }
+  WithPackedFormat(w_type, [&](auto fmt) { MatMulPackedBlock32<decltype(fmt)>(a); });
 #else
   (void)w_type, (void)a;
 #endif
