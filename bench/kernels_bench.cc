@@ -9,7 +9,8 @@
 // (exec::parallel_row_units: a few ranges per thread, cut at packed-group multiples), and the
 // timing loop runs inside the arena as a session step does. Where the plugin packs the shape's
 // type (pack_rows > 0, ABI 2), decode_packed and prefill{64,512}_packed run mat_vec_packed /
-// mat_mat_packed on packed copies.
+// mat_mat_packed on packed copies, and prefill{64,512}_packed_one_at_a_time one mat_vec_packed
+// per activation row.
 //
 // Weights live in DRAM as they do during inference (a model is far larger than the caches): each
 // case cycles through enough copies of its matrix to fill 256 MiB (GGUFLOW_BENCH_WORKING_SET
@@ -161,7 +162,14 @@ struct RoundStats {
   }
 };
 
-enum Mode { kDecode = 0, kPrefillBatched = 1, kPrefillOneAtATime = 2, kDecodePacked = 3, kPrefillPacked = 4 };
+enum Mode {
+  kDecode = 0,
+  kPrefillBatched = 1,
+  kPrefillOneAtATime = 2,
+  kDecodePacked = 3,
+  kPrefillPacked = 4,
+  kPrefillPackedOneAtATime = 5
+};
 
 // args: shape index, mode, activation rows, threads
 void BM_Matrix(benchmark::State& state) {
@@ -170,7 +178,7 @@ void BM_Matrix(benchmark::State& state) {
   const int64_t n_act = state.range(2);
   const int threads = static_cast<int>(state.range(3));
   const Case& c = case_for(s);
-  const bool packed = mode == kDecodePacked || mode == kPrefillPacked;
+  const bool packed = mode == kDecodePacked || mode == kPrefillPacked || mode == kPrefillPackedOneAtATime;
   const auto& copies = packed ? c.packed_copies : c.copies;
   tbb::task_arena arena(threads);
   std::vector<float> y(n_act * s.rows);
@@ -188,6 +196,11 @@ void BM_Matrix(benchmark::State& state) {
         case kPrefillPacked:
           g_kernels->mat_mat_packed(s.type, w, c.w_row_bytes, s.n, begin, end, c.act.data(),
                                     c.act_row_bytes, n_act, y.data(), s.rows);
+          break;
+        case kPrefillPackedOneAtATime:
+          for (int64_t a = 0; a < n_act; ++a)
+            g_kernels->mat_vec_packed(s.type, w, c.w_row_bytes, s.n, begin, end, c.act.data() + a * c.act_row_bytes,
+                                      y.data() + a * s.rows);
           break;
         case kPrefillBatched:
           g_kernels->mat_mat(s.type, w, c.w_row_bytes, s.n, begin, end, c.act.data(), c.act_row_bytes,
@@ -255,9 +268,12 @@ void register_cases() {
             ->Args({int64_t(i), kPrefillBatched, batch, threads})->ArgNames({"", "", "", "threads"})->UseRealTime();
         benchmark::RegisterBenchmark((name + "/prefill" + std::to_string(batch) + "_one_at_a_time").c_str(), BM_Matrix)
             ->Args({int64_t(i), kPrefillOneAtATime, batch, threads})->ArgNames({"", "", "", "threads"})->UseRealTime();
-        if (packs)
+        if (packs) {
           benchmark::RegisterBenchmark((name + "/prefill" + std::to_string(batch) + "_packed").c_str(), BM_Matrix)
               ->Args({int64_t(i), kPrefillPacked, batch, threads})->ArgNames({"", "", "", "threads"})->UseRealTime();
+          benchmark::RegisterBenchmark((name + "/prefill" + std::to_string(batch) + "_packed_one_at_a_time").c_str(), BM_Matrix)
+              ->Args({int64_t(i), kPrefillPackedOneAtATime, batch, threads})->ArgNames({"", "", "", "threads"})->UseRealTime();
+        }
       }
     }
   }

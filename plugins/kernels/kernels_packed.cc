@@ -333,36 +333,20 @@ void MulPacked(const void* w, size_t w_row_bytes, int64_t n, int64_t row_begin, 
   }
 }
 
-// mat_vec and mat_mat: activation rows in tiles of 4 (the record unpacked once for the 4) over
-// tiles of weight rows that stay in cache while the activation tiles pass; each activation row
-// gets the operations it gets alone, so mat_mat equals n_act mat_vec calls bit for bit.
+// mat_vec and mat_mat (ForEachPackedTile): each activation row gets the operations it gets
+// alone, so mat_mat equals n_act mat_vec calls bit for bit.
 template <class Fmt>
-void MatMulPackedBlock32(const MatMulArgs& a) {
-  const auto act_row = [&](int64_t i) {
-    return reinterpret_cast<const block_q8_0*>(static_cast<const char*>(a.act) + i * a.act_row_bytes);
-  };
-  if (a.n_act == 1) {
-    const block_q8_0* act = act_row(0);
-    MulPacked<Fmt, 1>(a.w, a.w_row_bytes, a.n, a.row_begin, a.row_end, &act, &a.y);
-    return;
-  }
-  constexpr int64_t kTileRows = 16 * kGroupRows;
-  // Tile edges on multiples of kTileRows (so of the group), whatever row_begin is: a tile
-  // edge inside a group would compute that group twice.
-  for (int64_t t0 = a.row_begin; t0 < a.row_end;) {
-    const int64_t t1 = std::min(a.row_end, (t0 / kTileRows + 1) * kTileRows);
-    const auto tile = [&](auto na, int64_t i0) {
-      constexpr int NA = decltype(na)::value;
-      const block_q8_0* act[NA];
-      float* y[NA];
-      for (int i = 0; i < NA; ++i) act[i] = act_row(i0 + i), y[i] = a.y + (i0 + i) * a.y_stride;
-      MulPacked<Fmt, NA>(a.w, a.w_row_bytes, a.n, t0, t1, act, y);
-    };
-    int64_t i0 = 0;
-    for (; i0 + 4 <= a.n_act; i0 += 4) tile(std::integral_constant<int, 4>{}, i0);
-    for (; i0 < a.n_act; ++i0) tile(std::integral_constant<int, 1>{}, i0);
-    t0 = t1;
-  }
+void MatMulPackedBlock32(const MatMulArgs& args) {
+  ForEachPackedTile(args, [](const MatMulArgs& a, int64_t a0, auto na) {
+    constexpr int NA = decltype(na)::value;
+    const block_q8_0* act[NA];
+    float* y[NA];
+    for (int i = 0; i < NA; ++i) {
+      act[i] = reinterpret_cast<const block_q8_0*>(static_cast<const char*>(a.act) + (a0 + i) * a.act_row_bytes);
+      y[i] = a.y + (a0 + i) * a.y_stride;
+    }
+    MulPacked<Fmt, NA>(a.w, a.w_row_bytes, a.n, a.row_begin, a.row_end, act, y);
+  });
 }
 
 #endif  // GGUFLOW_X86_256

@@ -237,9 +237,7 @@ void DequantizePackedRowQ6K(const void* w, size_t w_row_bytes, int64_t n, int64_
 
 void MatMulPackedQ6K(const MatMulArgs& args) {
 #if GGUFLOW_X86_256
-  int64_t a0 = 0;
-  for (; a0 + 4 <= args.n_act; a0 += 4) MatMulTile<4>(args, a0);
-  for (; a0 < args.n_act; ++a0) MatMulTile<1>(args, a0);
+  ForEachPackedTile(args, [](const MatMulArgs& rows, int64_t a0, auto na) { MatMulTile<decltype(na)::value>(rows, a0); });
 #else
   (void)args;
 #endif
