@@ -211,6 +211,20 @@ void ForEachPackedTile(const MatMulArgs& args, Tile&& tile) {
   }
 }
 
+void DequantizeRow(uint32_t type, const void* src, float* dst, int64_t n);
+
+// dst[0..n) = row `row` of a packed k-quant matrix whose groups hold one record of
+// sizeof(Block) * 8 bytes per super-block: unpack(record, r) gives row r's block back.
+template <class Block, class Unpack>
+void DequantizePackedSuperBlocks(uint32_t w_type, const void* w, size_t w_row_bytes, int64_t n, int64_t row,
+                                 float* dst, Unpack unpack) {
+  const uint8_t* group = PackedGroupAt(w, w_row_bytes, row / kPackedGroupRows);
+  for (int64_t b = 0; b < n / 256; ++b) {
+    const Block blk = unpack(group + b * kPackedGroupRows * sizeof(Block), static_cast<int>(row % kPackedGroupRows));
+    DequantizeRow(w_type, &blk, dst + 256 * b, 256);
+  }
+}
+
 // The k-quant packed layouts (kernels_packed_q4k.cc, kernels_packed_q6k.cc), reached through
 // the four functions above.
 void PackQ4K(const void* src, size_t w_row_bytes, int64_t n, int64_t n_rows, void* dst);
@@ -221,7 +235,6 @@ void DequantizePackedRowQ6K(const void* w, size_t w_row_bytes, int64_t n, int64_
 void MatMulPackedQ6K(const MatMulArgs& args);
 
 void QuantizeActivations(uint32_t act_type, const float* x, void* dst, int64_t n);
-void DequantizeRow(uint32_t type, const void* src, float* dst, int64_t n);
 
 // Scalar unpacking shared by dequantize.cc and the portable dot paths: the integer weights of
 // one block in element order (see the per-family sources for their meaning).

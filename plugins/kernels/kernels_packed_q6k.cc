@@ -228,11 +228,7 @@ void PackQ6K(const void* src, size_t w_row_bytes, int64_t n, int64_t n_rows, voi
 }
 
 void DequantizePackedRowQ6K(const void* w, size_t w_row_bytes, int64_t n, int64_t row, float* dst) {
-  const uint8_t* group = PackedGroupAt(w, w_row_bytes, row / kGroupRows);
-  for (int64_t b = 0; b < n / 256; ++b) {
-    const block_q6_K blk = UnpackRecordRow(group + b * kRecordBytes, static_cast<int>(row % kGroupRows));
-    DequantizeRow(GGML_TYPE_Q6_K, &blk, dst + 256 * b, 256);
-  }
+  DequantizePackedSuperBlocks<block_q6_K>(GGML_TYPE_Q6_K, w, w_row_bytes, n, row, dst, UnpackRecordRow);
 }
 
 void MatMulPackedQ6K(const MatMulArgs& args) {
