@@ -33,6 +33,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <random>
 #include <string>
@@ -113,17 +114,30 @@ const Case& case_for(const Shape& s) {
   std::mt19937 rng(42);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   std::vector<float> row(s.n);
-  std::vector<uint8_t> first(c->matrix_bytes);
-  for (int64_t r = 0; r < s.rows; ++r) {
+  // Copies must differ page by page: identical copies may share physical pages (a host's
+  // same-page merging), and the case would then read one copy from the caches. Each copy's
+  // rows are drawn at random from a pool of distinct quantized rows, so no two 4 KiB pages
+  // repeat (a page would need the same run of ~1.5-6 rows at the same offset).
+  const int64_t pool_rows = std::min<int64_t>(4096, s.rows * 64);
+  std::vector<uint8_t> pool(pool_rows * c->w_row_bytes);
+  for (int64_t r = 0; r < pool_rows; ++r) {
     for (auto& v : row) v = normal(rng);
-    gguflow::quantize_row(s.type, row.data(), first.data() + r * c->w_row_bytes, s.n);
+    gguflow::quantize_row(s.type, row.data(), pool.data() + r * c->w_row_bytes, s.n);
   }
   const size_t n_copies = std::max<size_t>(1, (working_set_bytes() + c->matrix_bytes - 1) / c->matrix_bytes);
-  c->copies.assign(n_copies, first);
+  std::uniform_int_distribution<int64_t> pick(0, pool_rows - 1);
+  c->copies.resize(n_copies);
+  for (auto& copy : c->copies) {
+    copy.resize(c->matrix_bytes);
+    for (int64_t r = 0; r < s.rows; ++r)
+      std::memcpy(copy.data() + r * c->w_row_bytes, pool.data() + pick(rng) * c->w_row_bytes, c->w_row_bytes);
+  }
   if (g_kernels->pack_rows[s.type] > 0) {
-    std::vector<uint8_t> packed(c->matrix_bytes);
-    g_kernels->pack(s.type, first.data(), c->w_row_bytes, s.n, s.rows, packed.data());
-    c->packed_copies.assign(n_copies, packed);
+    c->packed_copies.resize(n_copies);
+    for (size_t k = 0; k < n_copies; ++k) {
+      c->packed_copies[k].resize(c->matrix_bytes);
+      g_kernels->pack(s.type, c->copies[k].data(), c->w_row_bytes, s.n, s.rows, c->packed_copies[k].data());
+    }
   }
   c->act.resize(512 * c->act_row_bytes);
   for (int a = 0; a < 512; ++a) {
