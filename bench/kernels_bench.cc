@@ -202,7 +202,7 @@ void BM_Matrix(benchmark::State& state) {
   const auto product = [&] {
     const uint8_t* w = copies[copy].data();
     copy = (copy + 1) % copies.size();
-    gguflow::exec::parallel_row_units(s.rows, row_unit, [&](int64_t begin, int64_t end) {
+    gguflow::exec::parallel_row_units(s.rows, row_unit, c.w_row_bytes, n_act, [&](int64_t begin, int64_t end) {
       switch (mode) {
         case kDecodePacked:
           g_kernels->mat_vec_packed(s.type, w, c.w_row_bytes, s.n, begin, end, c.act.data(), y.data());

@@ -136,7 +136,7 @@ int64_t row_unit(const ops::WeightView& w) { return w.pack_rows ? w.pack_rows : 
 // y[a][rows] = W act[a] (+ bias) with the output rows split across threads.
 void run_matmul_rows(const GgufflowKernels& k, const ops::WeightView& w, const void* act,
                      int64_t n_act, const float* bias, float* y) {
-  parallel_row_units(w.n_rows, row_unit(w), [&](int64_t r0, int64_t r1) {
+  parallel_row_units(w.n_rows, row_unit(w), w.row_bytes, n_act, [&](int64_t r0, int64_t r1) {
     ops::matmul_rows(k, w, act, n_act, r0, r1, bias, y, w.n_rows);
   });
 }
@@ -311,7 +311,7 @@ BoundNode Binder::ffn() {
     // Gate and up have the same rows; a unit of either's group keeps both splits whole.
     const int64_t unit = rows % std::max(row_unit(gate), row_unit(up)) == 0
                              ? std::max(row_unit(gate), row_unit(up)) : 1;
-    parallel_row_units(2 * rows, unit, [&](int64_t r0, int64_t r1) {
+    parallel_row_units(2 * rows, unit, std::max(gate.row_bytes, up.row_bytes), T, [&](int64_t r0, int64_t r1) {
       if (r0 < rows)
         ops::matmul_rows(k, gate, act_gate, T, r0, std::min(r1, rows), nullptr, g, rows);
       if (r1 > rows)
