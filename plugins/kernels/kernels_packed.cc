@@ -337,7 +337,7 @@ void MulPacked(const void* w, size_t w_row_bytes, int64_t n, int64_t row_begin, 
 // alone, so mat_mat equals n_act mat_vec calls bit for bit.
 template <class Fmt>
 void MatMulPackedBlock32(const MatMulArgs& args) {
-  ForEachPackedTile(args, [](const MatMulArgs& a, int64_t a0, auto na) {
+  ForEachPackedTile<4>(args, [](const MatMulArgs& a, int64_t a0, auto na) {
     constexpr int NA = decltype(na)::value;
     const block_q8_0* act[NA];
     float* y[NA];
