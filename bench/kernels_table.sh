@@ -14,8 +14,9 @@
 #      per product of mat_mat (batched) and of one mat_vec per activation row (one at a time),
 #      and the batching ratio one-at-a-time / batched (ratio of the medians, with the lowest and
 #      highest ratio of same-index repetitions).
-# Environment: REPS; KERNELS (default avx2); THREADS (a regex, default "1|2"); MIN_TIME
-# (seconds per repetition, default 0.3); OUT (the raw JSON, default BUILD_DIR/kernels_table.json).
+# Environment: REPS; KERNELS (default avx2); THREADS (a regex, default "1|2"); CASES (a regex
+# on the case names, default all, e.g. "decode" or "prefill"); MIN_TIME (seconds per
+# repetition, default 0.3); OUT (the raw JSON, default BUILD_DIR/kernels_table.json).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -26,14 +27,16 @@ bench="$build/bin/kernels_bench"
 reps="${REPS:-5}"
 kernels="${KERNELS:-avx2}"
 threads="${THREADS:-1|2}"
+cases="${CASES:-}"
 min_time="${MIN_TIME:-0.3}"
 out="${OUT:-$build/kernels_table.json}"
 
 echo "# kernels_bench table ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg))"
 echo
-echo "GGUFLOW_KERNELS=$kernels kernels_bench --benchmark_filter='/threads:($threads)/' --benchmark_repetitions=$reps --benchmark_enable_random_interleaving=true --benchmark_min_time=$min_time"
+filter="$cases.*threads:($threads)/"
+echo "GGUFLOW_KERNELS=$kernels kernels_bench --benchmark_filter='$filter' --benchmark_repetitions=$reps --benchmark_enable_random_interleaving=true --benchmark_min_time=$min_time"
 echo
-GGUFLOW_KERNELS="$kernels" "$bench" --benchmark_filter="threads:($threads)/" \
+GGUFLOW_KERNELS="$kernels" "$bench" --benchmark_filter="$filter" \
   --benchmark_repetitions="$reps" --benchmark_enable_random_interleaving=true \
   --benchmark_min_time="$min_time" --benchmark_out="$out" --benchmark_out_format=json \
   > /dev/null 2> "$out.log" || { cat "$out.log" >&2; exit 1; }
@@ -60,10 +63,19 @@ for (shape, _, _), rows in runs.items():
 shapes = sorted(order, key=order.get)
 thread_counts = sorted({k[2] for k in runs}, key=lambda t: int(t.split(":")[1]))
 
-print("## Decode (one activation row)")
-print()
-print("| case | layout | threads | GB/s | of_bw (min-max of repetitions) | stream GB/s |")
-print("|---|---|---:|---:|---|---:|")
+def section(title, header, rows):
+    if not rows:
+        return
+    print("## " + title)
+    print()
+    print(header)
+    print("|" + "|".join("---" if h.strip() in ("case", "layout") or "min-max" in h else "---:"
+                         for h in header.strip("|").split("|")) + "|")
+    for row in rows:
+        print(row)
+    print()
+
+decode_rows = []
 for shape in shapes:
     for t in thread_counts:
         for mode, layout in (("decode", "row-major"), ("decode_packed", "packed")):
@@ -71,15 +83,14 @@ for shape in shapes:
             if not rows:
                 continue
             ratios = [b["of_bw"] for b in rows if "of_bw" in b]
-            print("| %s | %s | %s | %.1f | **%.2f** (%.2f-%.2f) | %.1f |" % (
+            decode_rows.append("| %s | %s | %s | %.1f | **%.2f** (%.2f-%.2f) | %.1f |" % (
                 shape, layout, t.split(":")[1], med([b["GB/s"] for b in rows]),
                 med(ratios), min(ratios), max(ratios), med([b["stream"] for b in rows])))
 
-print()
-print("## Prefill (64 and 512 activation rows)")
-print()
-print("| case | layout | rows | threads | batched ms | one at a time ms | ratio (min-max) |")
-print("|---|---|---:|---:|---:|---:|---|")
+section("Decode (one activation row)",
+        "| case | layout | threads | GB/s | of_bw (min-max of repetitions) | stream GB/s |", decode_rows)
+
+prefill_rows = []
 ms = lambda b: b["real_time"] / 1e6  # kernels_bench reports ns
 for shape in shapes:
     for layout, suffix in (("row-major", ""), ("packed", "_packed")):
@@ -90,7 +101,9 @@ for shape in shapes:
                 if not batched or not single:
                     continue
                 pair = [ms(s) / ms(b) for b, s in zip(batched, single)]
-                print("| %s | %s | %s | %s | %.2f | %.2f | **%.2fx** (%.2f-%.2f) |" % (
+                prefill_rows.append("| %s | %s | %s | %s | %.2f | %.2f | **%.2fx** (%.2f-%.2f) |" % (
                     shape, layout, rows_n, t.split(":")[1], med(map(ms, batched)), med(map(ms, single)),
                     med(map(ms, single)) / med(map(ms, batched)), min(pair), max(pair)))
+section("Prefill (64 and 512 activation rows)",
+        "| case | layout | rows | threads | batched ms | one at a time ms | ratio (min-max) |", prefill_rows)
 PY
