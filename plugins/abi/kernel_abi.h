@@ -54,7 +54,9 @@ typedef struct GgufflowKernels {
                   int64_t row_begin, int64_t row_end, const void* act, float* y);
 
   /* Prefill: y[a * y_stride + r] = dot(W row r, act row a) for r in [row_begin, row_end) and
-   * a in [0, n_act); act rows are `act_row_bytes` apart. Same values as n_act mat_vec calls. */
+   * a in [0, n_act); act rows are `act_row_bytes` apart. Same values as n_act mat_vec calls.
+   * Every activation row (here and in mat_vec) starts at a multiple of its blocks' natural
+   * alignment: 4 bytes for Q8_K (its d is a float) and F32, 2 for the others. */
   void (*mat_mat)(uint32_t w_type, const void* w, size_t w_row_bytes, int64_t n,
                   int64_t row_begin, int64_t row_end, const void* act, size_t act_row_bytes,
                   int64_t n_act, float* y, int64_t y_stride);

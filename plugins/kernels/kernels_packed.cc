@@ -54,19 +54,19 @@ constexpr int kGroupRows = kPackedGroupRows;
 // bytes, multiplied with the sign trick as in the row-major kernel).
 struct PackedQ4_0 {
   using Block = block_q4_0;
-  static constexpr bool kFifthBit = false;
+  static constexpr bool kFivePlanes = false;
   static constexpr int kOffset = 8;  // stored integers are q + 8 in [0, 16)
   static constexpr int kInt16Terms = 8;  // see BlockDots
 };
 struct PackedQ5_0 {
   using Block = block_q5_0;
-  static constexpr bool kFifthBit = true;  // the five-plane layout
+  static constexpr bool kFivePlanes = true;  // the five-plane layout below
   static constexpr int kOffset = 16;  // stored integers are q + 16 in [0, 32)
   static constexpr int kInt16Terms = 4;
 };
 struct PackedQ8_0 {
   using Block = block_q8_0;
-  static constexpr bool kFifthBit = false;
+  static constexpr bool kFivePlanes = false;
   static constexpr int kOffset = 0;  // signed bytes
   static constexpr int kInt16Terms = 1;
 };
@@ -78,7 +78,7 @@ struct PackedLayout {
   static constexpr size_t kNibblesAt = 16;  // Q4_0: qs[4][32]
   static constexpr size_t kPlanesAt = 16;   // Q5_0: v[5][32]
   static constexpr size_t kBytesAt = 16;    // Q8_0: qs[8][32]
-  static_assert((Fmt::kFifthBit ? kPlanesAt + 160 : Fmt::kOffset > 0 ? kNibblesAt + 128 : kBytesAt + 256) ==
+  static_assert((Fmt::kFivePlanes ? kPlanesAt + 160 : Fmt::kOffset > 0 ? kNibblesAt + 128 : kBytesAt + 256) ==
                     kColumnBytes,
                 "packed record must keep the block bytes");
 };
@@ -122,7 +122,7 @@ void PackMatrix(const void* src, size_t w_row_bytes, int64_t n, int64_t n_rows, 
       for (int r = 0; r < kGroupRows; ++r) {
         const auto& blk = reinterpret_cast<const typename Fmt::Block*>(rows + r * w_row_bytes)[b];
         std::memcpy(rec + L::kScalesAt + 2 * r, &blk.d, 2);
-        if constexpr (Fmt::kFifthBit) {
+        if constexpr (Fmt::kFivePlanes) {
           uint8_t u[32];
           StoredQ5_0(blk, u);
           for (int e = 0; e < 4; ++e) StoreFivePlanes(u, e, rec + L::kPlanesAt, r);
@@ -144,7 +144,7 @@ typename Fmt::Block UnpackRecordRow(const uint8_t* rec, int r) {
   using L = PackedLayout<Fmt>;
   typename Fmt::Block blk;
   std::memcpy(&blk.d, rec + L::kScalesAt + 2 * r, 2);
-  if constexpr (Fmt::kFifthBit) {
+  if constexpr (Fmt::kFivePlanes) {
     uint8_t u[32];
     for (int e = 0; e < 4; ++e) LoadFivePlanes(rec + L::kPlanesAt, r, e, u);
     uint32_t qh = 0;
@@ -185,7 +185,7 @@ template <class Fmt, int K>
 inline RegisterWeights WeightsOf(const uint8_t* rec, const __m256i* planes) {
   using L = PackedLayout<Fmt>;
   const auto mask = [](__m256i v, int m) { return _mm256_and_si256(v, _mm256_set1_epi8(static_cast<char>(m))); };
-  if constexpr (Fmt::kFifthBit) {
+  if constexpr (Fmt::kFivePlanes) {
     // Masking before each 16-bit shift keeps bits from crossing into the neighbour byte.
     if constexpr (K < 5) return {mask(planes[K], 0x1F), _mm256_setzero_si256()};
     const __m256i low = _mm256_srli_epi16(mask(planes[K - 5], 0xE0), 5);  // bits 0-2
@@ -227,7 +227,7 @@ template <class Fmt, int NA>
 inline void BlockDots(const uint8_t* rec, const block_q8_0* const* a, __m256i* lanes) {
   using L = PackedLayout<Fmt>;
   __m256i planes[5];
-  if constexpr (Fmt::kFifthBit)
+  if constexpr (Fmt::kFivePlanes)
     for (int j = 0; j < 5; ++j) planes[j] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rec + L::kPlanesAt + 32 * j));
   for (int i = 0; i < NA; ++i) lanes[i] = _mm256_setzero_si256();
 #if HWY_TARGET != HWY_AVX3_DL

@@ -37,7 +37,9 @@ constexpr int64_t kGroupCounts[] = {1, 2, 17};   // n_rows = groups * pack_rows
 constexpr int64_t kWidths[] = {32, 96, 512, 896, 4864};
 constexpr int64_t kMaxActs = 17;                  // mat_mat batch sizes 1..17
 constexpr int64_t kYPad = 5;                      // y_stride = n_rows + kYPad for mat_mat
-constexpr size_t kActPadBytes = 34;               // act rows are act_row_bytes + this apart
+// Act rows are act_row_bytes + this apart: a stride the rows alone would not give, kept a
+// multiple of 4 so every row keeps its blocks' alignment (Q8_K's d is a float; kernel_abi.h).
+constexpr size_t kActPadBytes = 36;
 constexpr uint32_t kSentinelBits = 0x7fc0deadu;   // a quiet NaN no kernel computes
 constexpr uint8_t kGuardByte = 0xa5;              // fills bytes past the packed matrix
 constexpr size_t kGuardBytes = 64;
