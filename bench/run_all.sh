@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reproduces the issue-9 performance table in one command (about 5-8 minutes on an idle 2-core
+# Reproduces the issue-9 performance table in one command (about 2 minutes on an idle 2-core
 # machine; the Q4_K_M and Q8_0 models are synthesized first when missing, ~10-60 s each):
 #
 #   bench/run_all.sh [BUILD_DIR] [MODEL_DIR]
