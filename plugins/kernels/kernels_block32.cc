@@ -287,19 +287,17 @@ void DotDecoded(const char* row, const Terms& t, int64_t nb, float* out) {
   for (int i = 0; i < NA; ++i) out[i] = HorizontalSum(acc[i]) + min_sum[i];
 }
 
-// Weight rows per block of the prefill driver: the block's rows (64 x 616 bytes for Q5_0 rows
-// of 896) stay in L2 while each activation tile's terms are decoded once for all of them.
-constexpr int64_t kDecodedRowBlock = 64;
-
-// Activation rows a0 .. a0+NA-1 against weight rows [r0, r1).
+// Activation rows a0 .. a0+NA-1 against the weight rows of `a` (one ForEachMatMulTile tile:
+// its 128 rows, 77 KiB of Q5_0 rows of 896, stay in L2 while the activation tiles' terms are
+// decoded once for all of them).
 template <class Kernel, int NA>
-void RunDecodedTile(const MatMulArgs& a, int64_t a0, int64_t r0, int64_t r1) {
+void RunDecodedTile(const MatMulArgs& a, int64_t a0) {
   const int64_t nb = a.n / 32;
   ActivationTerms<Kernel, NA, 256> t;
   const char* acts[NA];
   for (int i = 0; i < NA; ++i) acts[i] = static_cast<const char*>(a.act) + (a0 + i) * a.act_row_bytes;
   t.Fill(acts, nb);
-  for (int64_t r = r0; r < r1; ++r) {
+  for (int64_t r = a.row_begin; r < a.row_end; ++r) {
     float out[NA];
     DotDecoded<Kernel, NA>(static_cast<const char*>(a.w) + r * a.w_row_bytes, t, nb, out);
     for (int i = 0; i < NA; ++i) a.y[(a0 + i) * a.y_stride + r] = out[i];
@@ -308,7 +306,7 @@ void RunDecodedTile(const MatMulArgs& a, int64_t a0, int64_t r0, int64_t r1) {
 #endif
 
 // x86: mat_vec with the activation's terms decoded once per call, mat_mat with them decoded
-// per tile of kActTile activation rows and block of kDecodedRowBlock weight rows, both through
+// per tile of kActTile activation rows and kMatMulTileRows weight rows, both through
 // DotDecoded; rows too long for the term tables and other targets through RunTiled and Dot.
 // Every path gives a (row, activation) pair the same bits.
 template <class Kernel>
@@ -324,12 +322,9 @@ void RunBlock32(const MatMulArgs& args) {
     return;
   }
   if (args.n_act > 1 && nb <= 256) {  // rows of up to 8192 elements: <= 4 x 36 KiB of terms
-    for (int64_t r0 = args.row_begin; r0 < args.row_end; r0 += kDecodedRowBlock) {
-      const int64_t r1 = std::min(args.row_end, r0 + kDecodedRowBlock);
-      int64_t a0 = 0;
-      for (; a0 + kActTile <= args.n_act; a0 += kActTile) RunDecodedTile<Kernel, kActTile>(args, a0, r0, r1);
-      for (; a0 < args.n_act; ++a0) RunDecodedTile<Kernel, 1>(args, a0, r0, r1);
-    }
+    ForEachMatMulTile<kActTile>(args, [](const MatMulArgs& rows, int64_t a0, auto na) {
+      RunDecodedTile<Kernel, decltype(na)::value>(rows, a0);
+    });
     return;
   }
 #endif

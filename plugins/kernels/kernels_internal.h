@@ -190,21 +190,22 @@ constexpr int kPackedGroupRows = 8;
 inline const uint8_t* PackedGroupAt(const void* w, size_t w_row_bytes, int64_t g) {
   return static_cast<const uint8_t*>(w) + g * kPackedGroupRows * w_row_bytes;
 }
-// Drives a packed mat_mat (args.n_act > 1): weight rows in tiles of kPackedTileRows that stay
-// in L2 while the activation rows pass, NA at a time (the kernel's widest tile that fits the
-// 16 vector registers) and then one at a time, as
+// Drives a mat_mat (args.n_act > 1) in tiles: weight rows in tiles of kMatMulTileRows that
+// stay in L2 while the activation rows pass, NA at a time (the kernel's widest tile that fits
+// the 16 vector registers) and then one at a time, as
 // tile(rows, a0, std::integral_constant<int, NA or 1>{}) with `rows` = args limited to the
-// tile. Tile edges fall on multiples of kPackedTileRows (so of the group) whatever row_begin
-// is: an edge inside a group would compute that group twice. mat_vec (n_act == 1) is one call
-// over the whole range.
-constexpr int64_t kPackedTileRows = 16 * kPackedGroupRows;
+// tile. Tile edges fall on multiples of kMatMulTileRows (so of a packed group) whatever
+// row_begin is: an edge inside a group would compute that group twice. mat_vec (n_act == 1)
+// is one call over the whole range. Used by the packed layouts and the row-major block-32
+// prefill.
+constexpr int64_t kMatMulTileRows = 16 * kPackedGroupRows;
 template <int NA, class Tile>
-void ForEachPackedTile(const MatMulArgs& args, Tile&& tile) {
+void ForEachMatMulTile(const MatMulArgs& args, Tile&& tile) {
   if (args.n_act == 1) return tile(args, int64_t{0}, std::integral_constant<int, 1>{});
   for (int64_t t0 = args.row_begin; t0 < args.row_end;) {
     MatMulArgs rows = args;
     rows.row_begin = t0;
-    rows.row_end = std::min(args.row_end, (t0 / kPackedTileRows + 1) * kPackedTileRows);
+    rows.row_end = std::min(args.row_end, (t0 / kMatMulTileRows + 1) * kMatMulTileRows);
     int64_t a0 = 0;
     for (; a0 + NA <= args.n_act; a0 += NA) tile(rows, a0, std::integral_constant<int, NA>{});
     for (; a0 < args.n_act; ++a0) tile(rows, a0, std::integral_constant<int, 1>{});

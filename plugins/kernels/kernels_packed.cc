@@ -333,11 +333,11 @@ void MulPacked(const void* w, size_t w_row_bytes, int64_t n, int64_t row_begin, 
   }
 }
 
-// mat_vec and mat_mat (ForEachPackedTile): each activation row gets the operations it gets
+// mat_vec and mat_mat (ForEachMatMulTile): each activation row gets the operations it gets
 // alone, so mat_mat equals n_act mat_vec calls bit for bit.
 template <class Fmt>
 void MatMulPackedBlock32(const MatMulArgs& args) {
-  ForEachPackedTile<4>(args, [](const MatMulArgs& a, int64_t a0, auto na) {
+  ForEachMatMulTile<4>(args, [](const MatMulArgs& a, int64_t a0, auto na) {
     constexpr int NA = decltype(na)::value;
     const block_q8_0* act[NA];
     float* y[NA];

@@ -189,7 +189,7 @@ void DequantizePackedRowQ4K(const void* w, size_t w_row_bytes, int64_t n, int64_
 
 void MatMulPackedQ4K(const MatMulArgs& args) {
 #if GGUFLOW_X86_256
-  ForEachPackedTile<3>(args, [](const MatMulArgs& rows, int64_t a0, auto na) { MatMulTile<decltype(na)::value>(rows, a0); });
+  ForEachMatMulTile<3>(args, [](const MatMulArgs& rows, int64_t a0, auto na) { MatMulTile<decltype(na)::value>(rows, a0); });
 #else
   (void)args;
 #endif

@@ -233,7 +233,7 @@ void DequantizePackedRowQ6K(const void* w, size_t w_row_bytes, int64_t n, int64_
 
 void MatMulPackedQ6K(const MatMulArgs& args) {
 #if GGUFLOW_X86_256
-  ForEachPackedTile<4>(args, [](const MatMulArgs& rows, int64_t a0, auto na) { MatMulTile<decltype(na)::value>(rows, a0); });
+  ForEachMatMulTile<4>(args, [](const MatMulArgs& rows, int64_t a0, auto na) { MatMulTile<decltype(na)::value>(rows, a0); });
 #else
   (void)args;
 #endif
