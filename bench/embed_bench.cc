@@ -40,8 +40,8 @@ int bench_threads() {
   return env && *env ? std::atoi(env) : 2;
 }
 
-const GgufflowKernels& kernels() {
-  static const GgufflowKernels* table = gguflow::plugins::select_kernels({}).table;
+const GguflowKernels& kernels() {
+  static const GguflowKernels* table = gguflow::plugins::select_kernels({}).table;
   return *table;
 }
 

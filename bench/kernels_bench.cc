@@ -56,7 +56,7 @@ size_t working_set_bytes() {
   return env && *env ? std::strtoull(env, nullptr, 10) : size_t{256} << 20;
 }
 
-const GgufflowKernels* g_kernels = nullptr;
+const GguflowKernels* g_kernels = nullptr;
 
 // ---- streaming read bandwidth ----------------------------------------------------------------
 

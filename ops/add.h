@@ -8,6 +8,6 @@
 namespace gguflow::ops {
 
 // a, b, y: [n] f32; y may be a or b.
-void add(const GgufflowKernels& k, const float* a, const float* b, float* y, int64_t n);
+void add(const GguflowKernels& k, const float* a, const float* b, float* y, int64_t n);
 
 }  // namespace gguflow::ops

@@ -18,7 +18,7 @@ void kv_cache_store(const AttentionShape& s, const float* k_new, const float* v_
   }
 }
 
-void attention_heads(const GgufflowKernels& k, const AttentionShape& s, const float* q,
+void attention_heads(const GguflowKernels& k, const AttentionShape& s, const float* q,
                      const int32_t* positions, const KvCacheView& cache, int64_t task_begin,
                      int64_t task_end, float* scores, float* out) {
   GGUFLOW_CHECK(s.n_kv_head > 0 && s.n_head % s.n_kv_head == 0);

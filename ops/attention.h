@@ -35,7 +35,7 @@ void kv_cache_store(const AttentionShape& s, const float* k_new, const float* v_
 // Computes heads [task_begin, task_end) of the flattened (token, head) index
 // task = t * n_head + h. q: [n_tokens][q_row]; out: [n_tokens][q_row];
 // scores: scratch of cache.n_ctx floats, private to the calling thread.
-void attention_heads(const GgufflowKernels& k, const AttentionShape& s, const float* q,
+void attention_heads(const GguflowKernels& k, const AttentionShape& s, const float* q,
                      const int32_t* positions, const KvCacheView& cache, int64_t task_begin,
                      int64_t task_end, float* scores, float* out);
 

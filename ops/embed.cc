@@ -4,14 +4,14 @@
 
 namespace gguflow::ops {
 
-void check_embed_supported(const GgufflowKernels& k, const WeightView& table,
+void check_embed_supported(const GguflowKernels& k, const WeightView& table,
                            std::string_view weight_name) {
   if (table.type >= GGML_TYPE_COUNT || k.act_type[table.type] == GGML_TYPE_COUNT)
     throw error("embedding table ", weight_name, ": weight type ", type_name(table.type),
                 " is not implemented by kernel plugin ", k.target_name);
 }
 
-void embed(const GgufflowKernels& k, const WeightView& table, std::span<const int32_t> tokens,
+void embed(const GguflowKernels& k, const WeightView& table, std::span<const int32_t> tokens,
            float* out) {
   for (size_t t = 0; t < tokens.size(); ++t) {
     const int32_t id = tokens[t];

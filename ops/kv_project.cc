@@ -58,7 +58,7 @@ int64_t kv_project_scratch_floats(const LowRankBasis& kb, const LowRankBasis& vb
   return n_ctx + kb.rank + vb.rank;
 }
 
-void kv_project_heads(const GgufflowKernels& k, const AttentionShape& s, const LowRankBasis& kb,
+void kv_project_heads(const GguflowKernels& k, const AttentionShape& s, const LowRankBasis& kb,
                       const LowRankBasis& vb, const float* q, const int32_t* positions,
                       const KvCacheView& cache, int64_t task_begin, int64_t task_end,
                       float* scratch, float* out) {

@@ -47,7 +47,7 @@ int64_t kv_project_scratch_floats(const LowRankBasis& kb, const LowRankBasis& vb
 
 // Heads [task_begin, task_end) of task = t * n_head + h, as attention_heads. q, out:
 // [n_tokens][q_row]; scratch: kv_project_scratch_floats() floats private to the calling thread.
-void kv_project_heads(const GgufflowKernels& k, const AttentionShape& s, const LowRankBasis& kb,
+void kv_project_heads(const GguflowKernels& k, const AttentionShape& s, const LowRankBasis& kb,
                       const LowRankBasis& vb, const float* q, const int32_t* positions,
                       const KvCacheView& cache, int64_t task_begin, int64_t task_end,
                       float* scratch, float* out);

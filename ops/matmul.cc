@@ -4,7 +4,7 @@
 
 namespace gguflow::ops {
 
-void check_matmul_supported(const GgufflowKernels& k, const WeightView& w,
+void check_matmul_supported(const GguflowKernels& k, const WeightView& w,
                             std::string_view weight_name) {
   if (w.type >= GGML_TYPE_COUNT || k.act_type[w.type] == GGML_TYPE_COUNT)
     throw error("weight ", weight_name, ": type ", type_name(w.type),
@@ -13,11 +13,11 @@ void check_matmul_supported(const GgufflowKernels& k, const WeightView& w,
   type_row_bytes(k.act_type[w.type], w.n, std::string("weight ") + std::string(weight_name));
 }
 
-size_t activation_row_bytes(const GgufflowKernels& k, const WeightView& w) {
+size_t activation_row_bytes(const GguflowKernels& k, const WeightView& w) {
   return type_row_bytes(k.act_type[w.type], w.n, "activation row");
 }
 
-void quantize_activations(const GgufflowKernels& k, const WeightView& w, const float* x,
+void quantize_activations(const GguflowKernels& k, const WeightView& w, const float* x,
                           int64_t n_act, void* act) {
   const uint32_t act_type = k.act_type[w.type];
   const size_t stride = activation_row_bytes(k, w);
@@ -25,7 +25,7 @@ void quantize_activations(const GgufflowKernels& k, const WeightView& w, const f
     k.quantize_act(act_type, x + a * w.n, static_cast<char*>(act) + a * stride, w.n);
 }
 
-void matmul_rows(const GgufflowKernels& k, const WeightView& w, const void* act, int64_t n_act,
+void matmul_rows(const GguflowKernels& k, const WeightView& w, const void* act, int64_t n_act,
                  int64_t row_begin, int64_t row_end, const float* bias, float* y,
                  int64_t y_stride) {
   GGUFLOW_CHECK(0 <= row_begin && row_begin <= row_end && row_end <= w.n_rows);

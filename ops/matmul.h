@@ -20,21 +20,21 @@ namespace gguflow::ops {
 
 // Throws gguflow::Error naming `weight_name` when the kernel table has no kernel for w.type or
 // the row length does not fit the activation format's block size.
-void check_matmul_supported(const GgufflowKernels& k, const WeightView& w,
+void check_matmul_supported(const GguflowKernels& k, const WeightView& w,
                             std::string_view weight_name);
 
 // Bytes of one encoded activation row of w.n elements (the scratch row stride).
-size_t activation_row_bytes(const GgufflowKernels& k, const WeightView& w);
+size_t activation_row_bytes(const GguflowKernels& k, const WeightView& w);
 
 // act[a] = encode(x[a]) for a in [0, n_act); x: [n_act][w.n] f32,
 // act: [n_act][activation_row_bytes(k, w)] bytes.
-void quantize_activations(const GgufflowKernels& k, const WeightView& w, const float* x,
+void quantize_activations(const GguflowKernels& k, const WeightView& w, const float* x,
                           int64_t n_act, void* act);
 
 // y[a * y_stride + r] = dot(W row r, act row a) (+ bias[r]) for r in [row_begin, row_end),
 // a in [0, n_act). act as written by quantize_activations; bias: [w.n_rows] f32 or null;
 // y: [n_act][y_stride] f32 with y_stride >= w.n_rows.
-void matmul_rows(const GgufflowKernels& k, const WeightView& w, const void* act, int64_t n_act,
+void matmul_rows(const GguflowKernels& k, const WeightView& w, const void* act, int64_t n_act,
                  int64_t row_begin, int64_t row_end, const float* bias, float* y,
                  int64_t y_stride);
 

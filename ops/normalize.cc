@@ -14,7 +14,7 @@ NormalizeMode parse_normalize_mode(std::string_view name) {
   throw error("normalize mode '", name, "' is not one of none, l2");
 }
 
-void normalize(const GgufflowKernels& k, NormalizeMode mode, const float* x, float* y,
+void normalize(const GguflowKernels& k, NormalizeMode mode, const float* x, float* y,
                int64_t n_rows, int64_t n) {
   if (x != y) std::memmove(y, x, sizeof(float) * n_rows * n);
   if (mode == NormalizeMode::kNone) return;

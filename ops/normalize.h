@@ -14,7 +14,7 @@ enum class NormalizeMode { kNone, kL2 };
 NormalizeMode parse_normalize_mode(std::string_view name);
 
 // x, y: [n_rows][n] f32 (y may be x). kL2: y = x / max(||x||_2, 1e-12); a zero row stays zero.
-void normalize(const GgufflowKernels& k, NormalizeMode mode, const float* x, float* y,
+void normalize(const GguflowKernels& k, NormalizeMode mode, const float* x, float* y,
                int64_t n_rows, int64_t n);
 
 }  // namespace gguflow::ops

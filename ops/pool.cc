@@ -19,7 +19,7 @@ int64_t pool_output_rows(PoolMode mode, int64_t n_tokens) {
   return mode == PoolMode::kNone ? n_tokens : 1;
 }
 
-void pool(const GgufflowKernels& k, PoolMode mode, const float* x, int64_t n_tokens, int64_t n,
+void pool(const GguflowKernels& k, PoolMode mode, const float* x, int64_t n_tokens, int64_t n,
           float* y) {
   GGUFLOW_CHECK(n_tokens >= 1);
   switch (mode) {

@@ -19,7 +19,7 @@ int64_t pool_output_rows(PoolMode mode, int64_t n_tokens);
 
 // x: [n_tokens][n] f32 (n_tokens >= 1); y: [pool_output_rows][n] f32, distinct from x.
 // Sums run over tokens in order 0..n_tokens-1.
-void pool(const GgufflowKernels& k, PoolMode mode, const float* x, int64_t n_tokens, int64_t n,
+void pool(const GguflowKernels& k, PoolMode mode, const float* x, int64_t n_tokens, int64_t n,
           float* y);
 
 }  // namespace gguflow::ops

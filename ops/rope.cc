@@ -21,7 +21,7 @@ void rope_cos_sin(const int32_t* positions, int64_t n_tokens, int64_t n_rot, flo
   }
 }
 
-void rope(const GgufflowKernels& k, float* x, int64_t n_tokens, int64_t n_heads,
+void rope(const GguflowKernels& k, float* x, int64_t n_tokens, int64_t n_heads,
           int64_t head_dim, int64_t n_rot, const float* cos_sin, RopePairing pairing) {
   GGUFLOW_CHECK(n_rot <= head_dim);
   const int neox = pairing == RopePairing::kNeox ? 1 : 0;

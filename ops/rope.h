@@ -21,7 +21,7 @@ void rope_cos_sin(const int32_t* positions, int64_t n_tokens, int64_t n_rot, flo
 
 // Rotates every head of every token in place. x: [n_tokens][n_heads][head_dim] f32;
 // cos_sin as made by rope_cos_sin for the same tokens.
-void rope(const GgufflowKernels& k, float* x, int64_t n_tokens, int64_t n_heads,
+void rope(const GguflowKernels& k, float* x, int64_t n_tokens, int64_t n_heads,
           int64_t head_dim, int64_t n_rot, const float* cos_sin, RopePairing pairing);
 
 }  // namespace gguflow::ops

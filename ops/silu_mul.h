@@ -10,6 +10,6 @@
 namespace gguflow::ops {
 
 // gate, up, y: [n] f32 (n = n_tokens * n_ff for a batch).
-void silu_mul(const GgufflowKernels& k, const float* gate, const float* up, float* y, int64_t n);
+void silu_mul(const GguflowKernels& k, const float* gate, const float* up, float* y, int64_t n);
 
 }  // namespace gguflow::ops

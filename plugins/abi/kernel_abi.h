@@ -34,9 +34,9 @@ extern "C" {
 /* Name of the exported entry point. */
 #define GGUFLOW_KERNELS_ENTRY "gguflow_kernels_get"
 
-typedef struct GgufflowKernels {
+typedef struct GguflowKernels {
   uint32_t abi_version; /* GGUFLOW_KERNEL_ABI_VERSION the plugin was built with */
-  uint32_t table_bytes; /* sizeof(GgufflowKernels) as the plugin was compiled */
+  uint32_t table_bytes; /* sizeof(GguflowKernels) as the plugin was compiled */
   const char* target_name; /* hwy::TargetName(HWY_TARGET), e.g. "AVX2" */
   int64_t hwy_target;      /* HWY_TARGET bit of the build */
 
@@ -107,9 +107,9 @@ typedef struct GgufflowKernels {
                          size_t act_row_bytes, int64_t n_act, float* y, int64_t y_stride);
   void (*dequantize_row_packed)(uint32_t w_type, const void* w, size_t w_row_bytes, int64_t n,
                                 int64_t row, float* dst);
-} GgufflowKernels;
+} GguflowKernels;
 
-typedef const GgufflowKernels* (*GgufflowKernelsGetFn)(void);
+typedef const GguflowKernels* (*GguflowKernelsGetFn)(void);
 
 #ifdef __cplusplus
 }

@@ -34,7 +34,7 @@
 
 // Kept by `used` and the section itself; its contents repeat the name for `objdump -s`.
 __attribute__((section(GGUFLOW_TARGET_SECTION), used))
-const char kGgufflowPluginTarget[] = GGUFLOW_TARGET_SECTION;
+const char kGguflowPluginTarget[] = GGUFLOW_TARGET_SECTION;
 
 namespace gguflow::kernels {
 namespace {
@@ -72,10 +72,10 @@ void DequantizeRowEntry(uint32_t type, const void* src, float* dst, int64_t n) {
   DequantizeRow(type, src, dst, n);
 }
 
-GgufflowKernels MakeTable() {
-  GgufflowKernels t{};
+GguflowKernels MakeTable() {
+  GguflowKernels t{};
   t.abi_version = GGUFLOW_KERNEL_ABI_VERSION;
-  t.table_bytes = sizeof(GgufflowKernels);
+  t.table_bytes = sizeof(GguflowKernels);
   t.target_name = hwy::TargetName(HWY_TARGET);
   t.hwy_target = HWY_TARGET;
   for (uint32_t& a : t.act_type) a = GGML_TYPE_COUNT;
@@ -116,7 +116,7 @@ GgufflowKernels MakeTable() {
 }  // namespace
 }  // namespace gguflow::kernels
 
-extern "C" __attribute__((visibility("default"))) const GgufflowKernels* gguflow_kernels_get(void) {
-  static const GgufflowKernels table = gguflow::kernels::MakeTable();
+extern "C" __attribute__((visibility("default"))) const GguflowKernels* gguflow_kernels_get(void) {
+  static const GguflowKernels table = gguflow::kernels::MakeTable();
   return &table;
 }

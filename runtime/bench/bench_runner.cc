@@ -67,7 +67,7 @@ double run_once(exec::Session& session, const TestSpec& test, const std::vector<
 
 }  // namespace
 
-BenchReport run_bench(const BenchConfig& config, const GgufflowKernels& kernels,
+BenchReport run_bench(const BenchConfig& config, const GguflowKernels& kernels,
                       const std::string& kernels_name, const BenchProgress& progress) {
   validate(config);
   const auto say = [&](const std::string& message) {

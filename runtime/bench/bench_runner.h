@@ -64,7 +64,7 @@ using BenchProgress = std::function<void(const std::string& message)>;
 
 // Validates the configuration (throws gguflow::Error naming the option: sizes, threads,
 // repetitions, a test larger than the context), then measures. `kernels_name` labels rows.
-BenchReport run_bench(const BenchConfig& config, const GgufflowKernels& kernels,
+BenchReport run_bench(const BenchConfig& config, const GguflowKernels& kernels,
                       const std::string& kernels_name, const BenchProgress& progress = {});
 
 }  // namespace gguflow::bench

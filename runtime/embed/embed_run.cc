@@ -15,7 +15,7 @@ std::string input_name(const std::string& path) { return path == "-" ? "<stdin>"
 
 }  // namespace
 
-EmbedSummary run_embed(const EmbedRequest& request, const GgufflowKernels& kernels, FILE* out,
+EmbedSummary run_embed(const EmbedRequest& request, const GguflowKernels& kernels, FILE* out,
                        FILE* log) {
   if (request.batch_size < 1) throw error("--batch-size: expected at least 1, found ", request.batch_size);
   if (request.model_path.empty()) throw error("embed: --model FILE is required");

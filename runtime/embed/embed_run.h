@@ -41,7 +41,7 @@ struct EmbedSummary {
 
 // Throws gguflow::Error for bad input (model, graph, input file with line numbers, options).
 // Warnings (truncation) and progress go to `log`.
-EmbedSummary run_embed(const EmbedRequest& request, const GgufflowKernels& kernels, FILE* out,
+EmbedSummary run_embed(const EmbedRequest& request, const GguflowKernels& kernels, FILE* out,
                        FILE* log);
 
 }  // namespace gguflow::embed

@@ -37,7 +37,7 @@ std::string string_param(const graph::Graph& g, std::string_view name) {
 }  // namespace
 
 Embedder::Embedder(std::shared_ptr<const GgufFile> model, const EmbedderOptions& options,
-                   const GgufflowKernels& kernels)
+                   const GguflowKernels& kernels)
     : graph_(load_embed_graph(model, options)), tokenizer_(Tokenizer::from_gguf(*model)) {
   session_ = std::make_unique<exec::Session>(graph_, kernels, options.session);
   dim_ = session_->output_width();

@@ -46,7 +46,7 @@ class Embedder {
   // Loads and binds the graph (with pooling/normalize as params) and builds the session.
   // Throws gguflow::Error for a bad graph, param value, model or kernel table.
   Embedder(std::shared_ptr<const GgufFile> model, const EmbedderOptions& options,
-           const GgufflowKernels& kernels);
+           const GguflowKernels& kernels);
 
   int64_t dim() const { return dim_; }                 // floats per output row
   bool per_token() const { return per_token_; }        // one row per token (pooling none)

@@ -126,7 +126,7 @@ class Binder {
   const Graph& g_;
   const Node& node_;
   const BindContext& ctx_;
-  const GgufflowKernels& k_;
+  const GguflowKernels& k_;
 };
 
 // Rows a thread's share should be a multiple of: a packed weight's group (any split gives the
@@ -134,7 +134,7 @@ class Binder {
 int64_t row_unit(const ops::WeightView& w) { return w.pack_rows ? w.pack_rows : 1; }
 
 // y[a][rows] = W act[a] (+ bias) with the output rows split across threads.
-void run_matmul_rows(const GgufflowKernels& k, const ops::WeightView& w, const void* act,
+void run_matmul_rows(const GguflowKernels& k, const ops::WeightView& w, const void* act,
                      int64_t n_act, const float* bias, float* y) {
   parallel_row_units(w.n_rows, row_unit(w), w.row_bytes, n_act, [&](int64_t r0, int64_t r1) {
     ops::matmul_rows(k, w, act, n_act, r0, r1, bias, y, w.n_rows);
@@ -142,7 +142,7 @@ void run_matmul_rows(const GgufflowKernels& k, const ops::WeightView& w, const v
 }
 
 // Encodes n_act rows of x for w's activation format, rows split across threads in prefill.
-void run_quantize(const GgufflowKernels& k, const ops::WeightView& w, const float* x,
+void run_quantize(const GguflowKernels& k, const ops::WeightView& w, const float* x,
                   int64_t n_act, std::byte* act) {
   const size_t stride = ops::activation_row_bytes(k, w);
   parallel_rows(n_act, 4, [&](int64_t a0, int64_t a1) {

@@ -44,7 +44,7 @@ struct BoundNode {
 
 // Shared resources and limits of one session.
 struct BindContext {
-  const GgufflowKernels* kernels = nullptr;
+  const GguflowKernels* kernels = nullptr;
   int64_t max_tokens = 0;  // largest T of a step
   int64_t n_ctx = 0;       // KV cache slots
   int max_threads = 1;     // arena concurrency (per-thread scratch)

@@ -1,6 +1,6 @@
 // The matmul weights of a session, and their packed (row-interleaved) copies.
 //
-// A kernel plugin may offer a packed layout for some weight types (GgufflowKernels::pack_rows,
+// A kernel plugin may offer a packed layout for some weight types (GguflowKernels::pack_rows,
 // plugins/abi/kernel_abi.h): the same bytes as the GGUF rows, reordered so that one pass feeds
 // several rows, with the row-major kernels' results to float rounding (~1e-7 relative). Decode
 // (one token per step) is where it pays: Q5_0 mat_vec runs ~2x faster.
@@ -36,7 +36,7 @@ namespace gguflow::exec {
 
 class PackedWeights {
  public:
-  PackedWeights(const GgufflowKernels& kernels, bool enabled) : k_(kernels), enabled_(enabled) {}
+  PackedWeights(const GguflowKernels& kernels, bool enabled) : k_(kernels), enabled_(enabled) {}
 
   // True unless GGUFLOW_PACK_WEIGHTS is set to 0 / off / false.
   static bool enabled_by_environment();
@@ -65,7 +65,7 @@ class PackedWeights {
   struct Free {
     void operator()(std::byte* p) const;
   };
-  const GgufflowKernels& k_;
+  const GguflowKernels& k_;
   bool enabled_;
   std::deque<Slot> slots_;                  // stable addresses
   // Slot of each row-major weight, by (data, type, n, n_rows, row_bytes): two tensors of a

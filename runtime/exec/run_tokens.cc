@@ -16,7 +16,7 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
-void run_tokens(const RunTokensRequest& request, const GgufflowKernels& kernels, FILE* out,
+void run_tokens(const RunTokensRequest& request, const GguflowKernels& kernels, FILE* out,
                 FILE* log) {
   auto model = GgufFile::open(request.model_path);
   graph::LoadOptions load_options;

@@ -29,7 +29,7 @@ struct RunTokensRequest {
 // Writes the logits of every prompt position as f32 little-endian [n_tokens][n_vocab] to
 // `dump_logits`, then prints the greedy ids (space-separated, one line) to `out`.
 // Throws gguflow::Error for bad input (graph, model, token ids, context).
-void run_tokens(const RunTokensRequest& request, const GgufflowKernels& kernels, FILE* out,
+void run_tokens(const RunTokensRequest& request, const GguflowKernels& kernels, FILE* out,
                 FILE* log);
 
 }  // namespace gguflow::exec

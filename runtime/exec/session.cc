@@ -32,7 +32,7 @@ int find_input(const graph::Graph& g, const char* name) {
 
 }  // namespace
 
-Session::Session(std::shared_ptr<const graph::Graph> graph, const GgufflowKernels& kernels,
+Session::Session(std::shared_ptr<const graph::Graph> graph, const GguflowKernels& kernels,
                  SessionOptions options)
     : graph_(std::move(graph)), kernels_(kernels), packed_(kernels, options.pack_weights) {
   const graph::Graph& g = *graph_;

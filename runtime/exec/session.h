@@ -41,7 +41,7 @@ class Session {
   // `kernels` must outlive the session (plugin tables are static in their library). Throws
   // gguflow::Error for a graph without the expected inputs, a weight type the kernels lack, or
   // a bad option.
-  Session(std::shared_ptr<const graph::Graph> graph, const GgufflowKernels& kernels,
+  Session(std::shared_ptr<const graph::Graph> graph, const GguflowKernels& kernels,
           SessionOptions options = {});
   ~Session();
   Session(const Session&) = delete;
@@ -66,7 +66,7 @@ class Session {
   int64_t n_vocab() const { return n_vocab_; }           // valid token ids are [0, n_vocab)
   int64_t output_width() const { return output_width_; }  // floats per output row
   int n_threads() const { return n_threads_; }
-  const GgufflowKernels& kernels() const { return kernels_; }
+  const GguflowKernels& kernels() const { return kernels_; }
   const graph::Graph& graph() const { return *graph_; }
   size_t arena_bytes() const { return arena_bytes_; }
   size_t kv_cache_bytes() const { return kv_bytes_; }
@@ -82,7 +82,7 @@ class Session {
   void step(const int32_t* tokens, int64_t n, bool last_output_only);
 
   std::shared_ptr<const graph::Graph> graph_;
-  const GgufflowKernels& kernels_;
+  const GguflowKernels& kernels_;
   int n_threads_ = 1;
   int64_t n_ctx_ = 0, max_batch_ = 0, n_vocab_ = 0, output_width_ = 0;
   bool output_per_token_ = true;

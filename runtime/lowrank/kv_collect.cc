@@ -13,7 +13,7 @@
 
 namespace gguflow::lowrank {
 
-StudyModel StudyModel::open(const std::string& path, const GgufflowKernels& kernels, int n_threads) {
+StudyModel StudyModel::open(const std::string& path, const GguflowKernels& kernels, int n_threads) {
   StudyModel m;
   m.path = path;
   m.file = GgufFile::open(path);

@@ -20,12 +20,12 @@ namespace gguflow::lowrank {
 struct StudyModel {
   std::string path;
   std::shared_ptr<const GgufFile> file;
-  const GgufflowKernels* kernels = nullptr;
+  const GguflowKernels* kernels = nullptr;
   int n_threads = 0;  // 0: every core
   int64_t n_layer = 0, n_head_kv = 0, head_dim = 0;
   std::string name;  // general.name ("" when absent)
 
-  static StudyModel open(const std::string& path, const GgufflowKernels& kernels, int n_threads);
+  static StudyModel open(const std::string& path, const GguflowKernels& kernels, int n_threads);
 };
 
 // Reads a UTF-8 text file and tokenizes it with the model's tokenizer (BOS as the model wants).

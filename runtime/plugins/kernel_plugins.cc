@@ -184,8 +184,8 @@ const SelectedKernels& load_plugin(const PluginCandidate& candidate) {
   if (!lib->has(GGUFLOW_KERNELS_ENTRY))
     throw error("kernel plugin ", key, ": not a gguflow kernel plugin (no '", GGUFLOW_KERNELS_ENTRY,
                 "' entry point)");
-  const auto get = lib->get<const GgufflowKernels*()>(GGUFLOW_KERNELS_ENTRY);
-  const GgufflowKernels* table = get();
+  const auto get = lib->get<const GguflowKernels*()>(GGUFLOW_KERNELS_ENTRY);
+  const GguflowKernels* table = get();
   if (!table) throw error("kernel plugin ", key, ": ", GGUFLOW_KERNELS_ENTRY, " returned no table");
   if (table->abi_version != GGUFLOW_KERNEL_ABI_VERSION)
     throw error("kernel plugin ", key, ": ABI version mismatch: expected ", GGUFLOW_KERNEL_ABI_VERSION,

@@ -50,7 +50,7 @@ struct PluginCandidate {
 
 // The chosen plugin: its table (valid for the process lifetime) and where it came from.
 struct SelectedKernels {
-  const GgufflowKernels* table = nullptr;
+  const GguflowKernels* table = nullptr;
   PluginCandidate plugin;
   uint32_t abi_version = 0;
   std::string describe() const;  // "avx2 (AVX2, ABI 1) from /path/libgguflow-kernels-avx2.so"
@@ -78,6 +78,6 @@ const SelectedKernels& select_kernels(const SelectOptions& options = {});
 const SelectedKernels& load_plugin(const PluginCandidate& candidate);
 
 // The minimum table size this host needs (the ABI struct as compiled into the host).
-inline constexpr uint32_t kHostTableBytes = sizeof(GgufflowKernels);
+inline constexpr uint32_t kHostTableBytes = sizeof(GguflowKernels);
 
 }  // namespace gguflow::plugins

@@ -23,7 +23,7 @@ namespace {
 constexpr const char* kModel = "models/stories260K.gguf";
 constexpr int64_t kDim = 64;  // stories260K n_embd
 
-const GgufflowKernels& kernels() {
+const GguflowKernels& kernels() {
   plugins::SelectOptions options;
   options.search_dirs = {test::binary_dir()};
   return *plugins::select_kernels(options).table;

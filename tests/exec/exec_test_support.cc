@@ -30,7 +30,7 @@ std::vector<std::string> usable_kernel_plugin_names() {
   return names;
 }
 
-const GgufflowKernels& kernel_plugin(const std::string& name) {
+const GguflowKernels& kernel_plugin(const std::string& name) {
   for (const auto& p : usable_kernel_plugins())
     if (p.name == name) return *p.table;
   throw std::runtime_error("kernel plugin not found: " + name);
@@ -72,7 +72,7 @@ std::shared_ptr<const graph::Graph> load_decode_graph(const std::string& model_f
       graph::load_graph((source_dir() / "graphs/decode.yaml").string(), model));
 }
 
-std::vector<float> run_prompt(std::shared_ptr<const graph::Graph> g, const GgufflowKernels& k,
+std::vector<float> run_prompt(std::shared_ptr<const graph::Graph> g, const GguflowKernels& k,
                               const std::vector<int32_t>& tokens, int n_threads,
                               exec::Scheduler scheduler) {
   exec::SessionOptions options;

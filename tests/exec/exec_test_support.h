@@ -15,14 +15,14 @@ namespace gguflow::test {
 
 struct KernelPlugin {
   std::string name;  // "scalar", "avx2", ...
-  const GgufflowKernels* table = nullptr;
+  const GguflowKernels* table = nullptr;
 };
 
 // Every kernel plugin built next to the tests whose instruction set this CPU supports, loaded
 // once per process (libraries stay loaded).
 const std::vector<KernelPlugin>& usable_kernel_plugins();
 std::vector<std::string> usable_kernel_plugin_names();
-const GgufflowKernels& kernel_plugin(const std::string& name);
+const GguflowKernels& kernel_plugin(const std::string& name);
 
 // A reference logits file of ../shared/data/reference/logits: the model and token ids from its
 // .json, the values from its .bin ([n_tokens][n_vocab] f32).
@@ -38,7 +38,7 @@ ReferenceLogits read_reference_logits(const std::string& stem);
 std::shared_ptr<const graph::Graph> load_decode_graph(const std::string& model_file);
 
 // Logits of every position, [tokens.size()][n_vocab], from one prefill.
-std::vector<float> run_prompt(std::shared_ptr<const graph::Graph> g, const GgufflowKernels& k,
+std::vector<float> run_prompt(std::shared_ptr<const graph::Graph> g, const GguflowKernels& k,
                               const std::vector<int32_t>& tokens, int n_threads,
                               exec::Scheduler scheduler = exec::Scheduler::kFlowGraph);
 

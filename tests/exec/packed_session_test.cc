@@ -31,7 +31,7 @@ struct SessionRun {
   size_t packed_bytes = 0;
 };
 
-SessionRun run_session(std::shared_ptr<const graph::Graph> g, const GgufflowKernels& k,
+SessionRun run_session(std::shared_ptr<const graph::Graph> g, const GguflowKernels& k,
                 const std::vector<int32_t>& prompt, bool pack, int threads) {
   exec::SessionOptions options;
   options.n_threads = threads;
@@ -97,7 +97,7 @@ TEST_P(PackedSessionTest, LogitsMatchRowMajorWeights) {
 
 // Two tensors of a crafted file may share bytes; a node must still get its own shape.
 TEST(PackedWeightsSlots, SameBytesWithAnotherShapeIsAnotherSlot) {
-  const GgufflowKernels no_packing{};  // pack_rows all 0: slots stay row-major
+  const GguflowKernels no_packing{};  // pack_rows all 0: slots stay row-major
   exec::PackedWeights packed(no_packing, true);
   std::vector<uint8_t> bytes(34 * 8 * 64);
   ops::WeightView a{GGML_TYPE_Q8_0, bytes.data(), 34 * 8, 256, 64};

@@ -71,10 +71,10 @@ void silu_mul(const float* g, const float* u, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = g[i] / (1.0f + std::exp(-g[i])) * u[i];
 }
 
-GgufflowKernels make_table() {
-  GgufflowKernels k{};
+GguflowKernels make_table() {
+  GguflowKernels k{};
   k.abi_version = GGUFLOW_KERNEL_ABI_VERSION;
-  k.table_bytes = sizeof(GgufflowKernels);
+  k.table_bytes = sizeof(GguflowKernels);
   k.target_name = "test-scalar-f32";
   for (auto& a : k.act_type) a = GGML_TYPE_COUNT;
   k.act_type[GGML_TYPE_F32] = GGML_TYPE_F32;
@@ -96,8 +96,8 @@ GgufflowKernels make_table() {
 
 }  // namespace
 
-const GgufflowKernels& scalar_f32_test_kernels() {
-  static const GgufflowKernels table = make_table();
+const GguflowKernels& scalar_f32_test_kernels() {
+  static const GguflowKernels table = make_table();
   return table;
 }
 

@@ -7,6 +7,6 @@
 
 namespace gguflow::test {
 
-const GgufflowKernels& scalar_f32_test_kernels();
+const GguflowKernels& scalar_f32_test_kernels();
 
 }  // namespace gguflow::test

@@ -29,7 +29,7 @@ class ActivationQuant : public ::testing::TestWithParam<std::string> {
   void expect_fixture(const std::string& name, uint32_t act_type) {
     const std::string base = "reference/quant/" + name;
     GGUFLOW_REQUIRE_DATA(base + ".q");
-    const GgufflowKernels& k = plugin_table(GetParam());
+    const GguflowKernels& k = plugin_table(GetParam());
     const auto input = read_all(data_path(base + ".f32"));
     const auto expected = read_all(data_path(base + ".q"));
     constexpr int64_t kRows = 16, kCols = 512;
@@ -55,7 +55,7 @@ TEST_P(ActivationQuant, BF16IsBitExactWithGgml) { expect_fixture("bf16", GGML_TY
 // hit exact ties, so: a block whose largest magnitude is 127 has d = 1 and id = 1, and its
 // integers are roundf of the inputs themselves (libm's roundf as the independent reference).
 TEST_P(ActivationQuant, Q8_0And_Q8_1RoundTiesAwayFromZeroLikeRoundf) {
-  const GgufflowKernels& k = plugin_table(GetParam());
+  const GguflowKernels& k = plugin_table(GetParam());
   const float ties[] = {0.5f, -0.5f, 1.5f, -1.5f, 2.5f, -2.5f, 126.5f, -126.5f, 0.49999997f,
                         -0.49999997f, 1.4999999f, -2.5000002f, 3.5f, 64.5f, -64.49999f, 0.0f};
   std::vector<float> x(64);
@@ -76,7 +76,7 @@ TEST_P(ActivationQuant, Q8_0And_Q8_1RoundTiesAwayFromZeroLikeRoundf) {
 }
 
 TEST_P(ActivationQuant, TableListsGgmlActivationTypes) {
-  const GgufflowKernels& k = plugin_table(GetParam());
+  const GguflowKernels& k = plugin_table(GetParam());
   EXPECT_EQ(k.act_type[GGML_TYPE_Q4_0], GGML_TYPE_Q8_0);
   EXPECT_EQ(k.act_type[GGML_TYPE_Q5_0], GGML_TYPE_Q8_0);
   EXPECT_EQ(k.act_type[GGML_TYPE_Q8_0], GGML_TYPE_Q8_0);

@@ -27,7 +27,7 @@ std::vector<float> random_vector(int64_t n, uint32_t seed, float scale = 1.0f) {
 class F32Primitives : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(F32Primitives, ElementwiseAndReductions) {
-  const GgufflowKernels& k = plugin_table(GetParam());
+  const GguflowKernels& k = plugin_table(GetParam());
   for (int64_t n = 1; n <= 67; ++n) {
     SCOPED_TRACE("n = " + std::to_string(n));
     const auto a = random_vector(n, 1 + n), b = random_vector(n, 100 + n);
@@ -76,7 +76,7 @@ TEST_P(F32Primitives, ElementwiseAndReductions) {
 }
 
 TEST_P(F32Primitives, RopeRotatesNormAndNeoxPairs) {
-  const GgufflowKernels& k = plugin_table(GetParam());
+  const GguflowKernels& k = plugin_table(GetParam());
   constexpr int64_t kRot = 16;
   const auto x0 = random_vector(kRot + 4, 5);
   std::vector<float> cs(kRot);

@@ -10,10 +10,10 @@ __attribute__((section(".gguflow_target.SCALAR"), used)) const char kFakeTarget[
 #endif
 
 #if defined(FAKE_ABI_MISMATCH) || defined(FAKE_NO_SECTION)
-extern "C" __attribute__((visibility("default"))) const GgufflowKernels* gguflow_kernels_get(void) {
-  static GgufflowKernels table{};
+extern "C" __attribute__((visibility("default"))) const GguflowKernels* gguflow_kernels_get(void) {
+  static GguflowKernels table{};
   table.abi_version = 999;
-  table.table_bytes = sizeof(GgufflowKernels);
+  table.table_bytes = sizeof(GguflowKernels);
   table.target_name = "SCALAR";
   table.hwy_target = int64_t{1} << 62;  // HWY_SCALAR
   return &table;

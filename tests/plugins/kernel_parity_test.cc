@@ -70,7 +70,7 @@ struct Problem {
   std::vector<double> ref, tol;          // [kActs][kRows]
 };
 
-Problem make_problem(const GgufflowKernels& k, const TypeCase& tc) {
+Problem make_problem(const GguflowKernels& k, const TypeCase& tc) {
   Problem p;
   p.type = tc.type;
   p.act_type = k.act_type[tc.type];
@@ -129,7 +129,7 @@ Problem make_problem(const GgufflowKernels& k, const TypeCase& tc) {
 class KernelParity : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(KernelParity, MatVecAndMatMatMatchReferenceForEveryType) {
-  const GgufflowKernels& k = plugin_table(GetParam());
+  const GguflowKernels& k = plugin_table(GetParam());
   for (const TypeCase& tc : kTypes) {
     SCOPED_TRACE(ggml_type_info(tc.type)->name);
     ASSERT_NE(k.act_type[tc.type], GGML_TYPE_COUNT) << "plugin lacks a kernel for this type";
@@ -158,7 +158,7 @@ TEST_P(KernelParity, MatVecAndMatMatMatchReferenceForEveryType) {
 }
 
 TEST_P(KernelParity, ResultsDoNotDependOnRowSplit) {
-  const GgufflowKernels& k = plugin_table(GetParam());
+  const GguflowKernels& k = plugin_table(GetParam());
   for (const TypeCase& tc : kTypes) {
     SCOPED_TRACE(ggml_type_info(tc.type)->name);
     const Problem p = make_problem(k, tc);
@@ -182,7 +182,7 @@ TEST_P(KernelParity, ResultsDoNotDependOnRowSplit) {
 // k-quant rows of 50 super-blocks (the x86 mat_mat decodes one row per tile) and of 97 (longer
 // than its decode buffer: the direct path): mat_vec within tolerance, mat_mat bit-equal to it.
 TEST_P(KernelParity, KQuantLongRowsMatchReferenceInBothMatMatPaths) {
-  const GgufflowKernels& k = plugin_table(GetParam());
+  const GguflowKernels& k = plugin_table(GetParam());
   for (uint32_t type : {GGML_TYPE_Q2_K, GGML_TYPE_Q3_K, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K}) {
     for (int64_t blocks : {50, 97}) {
       const TypeCase tc{type, 256 * blocks};
@@ -199,7 +199,7 @@ TEST_P(KernelParity, KQuantLongRowsMatchReferenceInBothMatMatPaths) {
 }
 
 TEST_P(KernelParity, ZeroRowsAndZeroActivationsGiveExactZero) {
-  const GgufflowKernels& k = plugin_table(GetParam());
+  const GguflowKernels& k = plugin_table(GetParam());
   for (const TypeCase& tc : kTypes) {
     SCOPED_TRACE(ggml_type_info(tc.type)->name);
     const Problem p = make_problem(k, tc);
@@ -215,7 +215,7 @@ TEST_P(KernelParity, ZeroRowsAndZeroActivationsGiveExactZero) {
 }
 
 TEST_P(KernelParity, DequantizeRowMatchesReference) {
-  const GgufflowKernels& k = plugin_table(GetParam());
+  const GguflowKernels& k = plugin_table(GetParam());
   for (const TypeCase& tc : kTypes) {
     SCOPED_TRACE(ggml_type_info(tc.type)->name);
     const Problem p = make_problem(k, tc);

@@ -96,7 +96,7 @@ std::vector<float> weight_values(const Problem& p, uint32_t seed) {
 
 // Quantizes weights and activations and packs the weights with `k`. Checks that pack leaves
 // the source alone and writes no byte past n_rows * w_row_bytes.
-Problem make_problem(const GgufflowKernels& k, uint32_t type, Weights weights, int64_t groups, int64_t n) {
+Problem make_problem(const GguflowKernels& k, uint32_t type, Weights weights, int64_t groups, int64_t n) {
   Problem p;
   p.type = type;
   p.act_type = k.act_type[type];
@@ -138,7 +138,7 @@ Problem make_problem(const GgufflowKernels& k, uint32_t type, Weights weights, i
 
 // Every plugin-packed type, with every shape and weight kind, handed to `check`.
 template <typename Check>
-void for_each_packed_problem(const GgufflowKernels& k, Check check) {
+void for_each_packed_problem(const GguflowKernels& k, Check check) {
   for (uint32_t type = 0; type < GGML_TYPE_COUNT; ++type) {
     if (k.pack_rows[type] == 0) continue;
     if (!k.pack || !k.mat_vec_packed || !k.mat_mat_packed || !k.dequantize_row_packed) {
@@ -157,7 +157,7 @@ void for_each_packed_problem(const GgufflowKernels& k, Check check) {
   }
 }
 
-bool packs_anything(const GgufflowKernels& k) {
+bool packs_anything(const GguflowKernels& k) {
   return std::any_of(std::begin(k.pack_rows), std::end(k.pack_rows), [](uint32_t g) { return g > 0; });
 }
 
@@ -219,7 +219,7 @@ std::vector<std::string> packing_plugin_names() {
 }
 
 TEST_P(PackedWeights, PackedTypesHaveKernelsAndActivationFormats) {
-  const GgufflowKernels& k = plugin_table(GetParam());
+  const GguflowKernels& k = plugin_table(GetParam());
   for (uint32_t type = 0; type < GGML_TYPE_COUNT; ++type) {
     if (k.pack_rows[type] == 0) continue;
     SCOPED_TRACE(ggml_type_info(type)->name);
@@ -234,7 +234,7 @@ TEST_P(PackedWeights, PackedTypesHaveKernelsAndActivationFormats) {
 // A row's result is the same whatever range it is computed in (so whatever the thread split),
 // and the range is all that is written.
 TEST_P(PackedWeightsData, MatVecPackedGivesTheSameBitsForEveryRange) {
-  const GgufflowKernels& k = plugin_table(GetParam());
+  const GguflowKernels& k = plugin_table(GetParam());
   for_each_packed_problem(k, [&](const Problem& p) {
     std::vector<float> y(p.n_rows), y_whole(p.n_rows);  // [n_rows]
     for (int64_t a : {int64_t{0}, int64_t{5}}) {
@@ -253,7 +253,7 @@ TEST_P(PackedWeightsData, MatVecPackedGivesTheSameBitsForEveryRange) {
 
 // Embedding lookups in a packed table (a tied lm-head) decode the row-major row's values.
 TEST_P(PackedWeightsData, DequantizeRowPackedEqualsDequantizeRowForEveryRow) {
-  const GgufflowKernels& k = plugin_table(GetParam());
+  const GguflowKernels& k = plugin_table(GetParam());
   ASSERT_NE(k.dequantize_row_packed, nullptr);
   for_each_packed_problem(k, [&](const Problem& p) {
     std::vector<float> packed(p.n), row_major(p.n);  // [n]
@@ -269,7 +269,7 @@ TEST_P(PackedWeightsData, DequantizeRowPackedEqualsDequantizeRowForEveryRow) {
 // mat_mat_packed (prefill on packed weights) equals one mat_vec_packed per activation row, bit
 // for bit, for every range and batch size.
 TEST_P(PackedWeightsData, MatMatPackedEqualsMatVecPackedForEveryRangeAndBatch) {
-  const GgufflowKernels& k = plugin_table(GetParam());
+  const GguflowKernels& k = plugin_table(GetParam());
   for_each_packed_problem(k, [&](const Problem& p) {
     const int64_t y_stride = p.n_rows + kYPad;
     std::vector<float> y_packed(kMaxActs * y_stride);   // [n_act][y_stride]
@@ -299,10 +299,10 @@ TEST_P(PackedWeightsData, MatMatPackedEqualsMatVecPackedForEveryRangeAndBatch) {
 // each other: to float rounding, not bit for bit, since the packed kernel accumulates each row
 // in one lane and the row-major one in eight).
 TEST_P(PackedWeightsData, MatVecPackedMatchesDequantizedReferenceRowMajorAndScalarPlugin) {
-  const GgufflowKernels& k = plugin_table(GetParam());
+  const GguflowKernels& k = plugin_table(GetParam());
   const auto names = supported_plugin_names();
   const bool have_scalar = std::find(names.begin(), names.end(), "scalar") != names.end();
-  const GgufflowKernels* scalar = have_scalar ? &plugin_table("scalar") : nullptr;
+  const GguflowKernels* scalar = have_scalar ? &plugin_table("scalar") : nullptr;
   for_each_packed_problem(k, [&](const Problem& p) {
     const int64_t block = ggml_type_info(p.type)->block_size;
     std::vector<float> wd(p.n_rows * p.n), ad(p.n);  // dequantized [n_rows][n] and [n]
@@ -359,7 +359,7 @@ TEST(PackedWeightsExpectation, Avx2AndAvx3PackQ4_0Q5_0AndQ8_0InGroupsOf8) {
   for (const char* name : {"avx2", "avx3"}) {
     if (std::find(names.begin(), names.end(), name) == names.end()) continue;
     SCOPED_TRACE(name);
-    const GgufflowKernels& k = plugin_table(name);
+    const GguflowKernels& k = plugin_table(name);
     EXPECT_EQ(k.pack_rows[GGML_TYPE_Q4_0], 8u);
     EXPECT_EQ(k.pack_rows[GGML_TYPE_Q5_0], 8u);
     EXPECT_EQ(k.pack_rows[GGML_TYPE_Q8_0], 8u);

@@ -14,7 +14,7 @@ std::vector<std::string> supported_plugin_names() {
   return names;
 }
 
-const GgufflowKernels& plugin_table(const std::string& name) {
+const GguflowKernels& plugin_table(const std::string& name) {
   plugins::SelectOptions options;
   options.search_dirs = {binary_dir()};
   options.forced = name;

@@ -13,7 +13,7 @@ namespace gguflow::test {
 std::vector<std::string> supported_plugin_names();
 
 // The table of the named plugin from binary_dir() (loaded once, kept for the process).
-const GgufflowKernels& plugin_table(const std::string& name);
+const GguflowKernels& plugin_table(const std::string& name);
 
 // Bytes of one row of n elements of a GGML type.
 size_t row_bytes(uint32_t type, int64_t n);
