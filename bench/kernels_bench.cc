@@ -6,7 +6,7 @@
 // Cases: decode (mat_vec, one activation row) and prefill (mat_mat with 64 and 512 rows, and
 // the same rows done one mat_vec at a time for comparison), on 1 and 2 threads. The output rows
 // are split across the threads of a task_arena exactly as a session splits a matmul node
-// (exec::parallel_row_units: a few ranges per thread, cut at packed-group multiples), and the
+// (ops::parallel_row_units: a few ranges per thread, cut at packed-group multiples), and the
 // timing loop runs inside the arena as a session step does. Where the plugin packs the shape's
 // type (pack_rows > 0, ABI 2), decode_packed and prefill{64,512}_packed run mat_vec_packed /
 // mat_mat_packed on packed copies, and prefill{64,512}_packed_one_at_a_time one mat_vec_packed
@@ -43,7 +43,8 @@
 #include <tbb/task_arena.h>
 
 #include "runtime/bench/memory_bandwidth.h"
-#include "runtime/exec/parallel_rows.h"
+#include "ops/parallel.h"
+#include "runtime/exec/tbb_parallel.h"
 #include "runtime/plugins/kernel_plugins.h"
 #include "runtime/quant/quant.h"
 
@@ -202,7 +203,7 @@ void BM_Matrix(benchmark::State& state) {
   const auto product = [&] {
     const uint8_t* w = copies[copy].data();
     copy = (copy + 1) % copies.size();
-    gguflow::exec::parallel_row_units(s.rows, row_unit, c.w_row_bytes, n_act, [&](int64_t begin, int64_t end) {
+    gguflow::ops::parallel_row_units(gguflow::exec::tbb_parallel(), s.rows, row_unit, c.w_row_bytes, n_act, [&](int64_t begin, int64_t end) {
       switch (mode) {
         case kDecodePacked:
           g_kernels->mat_vec_packed(s.type, w, c.w_row_bytes, s.n, begin, end, c.act.data(), y.data());

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 
 namespace gguflow::ops {
 

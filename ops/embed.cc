@@ -1,6 +1,6 @@
 #include "ops/embed.h"
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 
 namespace gguflow::ops {
 

@@ -4,15 +4,9 @@
 #include <cmath>
 #include <cstring>
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 
 namespace gguflow::ops {
-
-NormalizeMode parse_normalize_mode(std::string_view name) {
-  if (name == "none") return NormalizeMode::kNone;
-  if (name == "l2" || name == "L2") return NormalizeMode::kL2;
-  throw error("normalize mode '", name, "' is not one of none, l2");
-}
 
 void normalize(const GguflowKernels& k, NormalizeMode mode, const float* x, float* y,
                int64_t n_rows, int64_t n) {

@@ -10,7 +10,8 @@ namespace gguflow::ops {
 
 enum class NormalizeMode { kNone, kL2 };
 
-// Parses "none" or "l2" (case-insensitive "L2" too); throws gguflow::Error otherwise.
+// Parses a mode as the normalize op's `mode` attribute spells it (ops/normalize_op.cc: l2,
+// none); throws gguflow::Error naming the value and the accepted ones.
 NormalizeMode parse_normalize_mode(std::string_view name);
 
 // x, y: [n_rows][n] f32 (y may be x). kL2: y = x / max(||x||_2, 1e-12); a zero row stays zero.

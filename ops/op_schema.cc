@@ -62,6 +62,15 @@ const char* attr_type_name(AttrType type) {
   return "?";
 }
 
+const char* feed_name(Feed feed) {
+  switch (feed) {
+    case Feed::kNone: return "";
+    case Feed::kTokenIds: return "token ids";
+    case Feed::kPositions: return "positions";
+  }
+  return "?";
+}
+
 const char* op_kind_name(OpKind kind) {
   switch (kind) {
     case OpKind::kEmbed: return "embed";

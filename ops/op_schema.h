@@ -60,11 +60,25 @@ class Attrs {
 
 // What each op declares. Field names are the YAML keys of a node using the op, so they share
 // one namespace per op (checked by the registry's self-test).
+
+// What the session writes, each step, into a graph input that this slot reads. A graph input
+// read by no slot with a feed is an error (the executor would not know what to put there).
+enum class Feed : uint8_t {
+  kNone,
+  kTokenIds,   // the step's token ids, i32 [T]
+  kPositions,  // their positions in the sequence, i32 [T]
+};
+const char* feed_name(Feed feed);  // "", "token ids", "positions"
+
 struct InputSpec {
   const char* name;
   bool optional;
   DType dtype;
   const char* help;
+  Feed feed = Feed::kNone;
+  // For a kTokenIds slot: the weight slot whose rows the ids index (the vocabulary size is its
+  // row count, so the session rejects ids outside it before a step), or -1.
+  int indexes_weight = -1;
 };
 
 struct WeightSpec {
@@ -106,14 +120,33 @@ struct OutputSpec {
   DType dtype;
 };
 
-enum class OpId : uint8_t {
-  kEmbed, kRmsNorm, kMatmul, kRope, kAttention, kSiluMul, kFfn, kAdd, kMul, kPool, kNormalize,
-  kKvProject,
-  kCount
+// Floats one cached token takes in the K and in the V block of a kv_cache state.
+struct KvWidths {
+  int64_t k = 0;
+  int64_t v = 0;
 };
 
+// Checks that a declared state (its attributes as written: n_head_kv, head_dim, ...) fits the
+// node, whose shapes are known, and says how wide its cache rows are. Returns "" or a message
+// saying what was expected and what was found.
+using StateCheckFn = std::string (*)(const ShapeQuery& node, const Attrs& state, KvWidths* widths);
+
+// Graph state an op reads and writes across steps, named by one of its string attributes.
+// Such nodes have a side effect and are never pruned; a state has one writer.
+struct StateRule {
+  const char* kind = nullptr;  // the state's `kind:` ("kv_cache"); nullptr: the op is stateless
+  const char* attr = "cache";  // the attribute naming the state
+  StateCheckFn check = nullptr;
+};
+
+class Binder;
+struct BoundOp;
+// Binds one node for a session: typed attributes, weights, scratch; see ops/op_binder.h.
+using BindFn = BoundOp (*)(Binder& node);
+
+// One op: everything the graph front end, the executor and `gguflow ops` know of it. Each op
+// defines its schema in its own unit (ops/<op>_op.cc); ops/op_registry.cc lists them.
 struct OpSchema {
-  OpId id;
   const char* name;  // YAML `op:` value
   OpKind kind;
   const char* summary;
@@ -121,10 +154,11 @@ struct OpSchema {
   std::vector<WeightSpec> weights;
   std::vector<AttrSpec> attrs;
   std::vector<OutputSpec> outputs;
-  // Kind of graph state the op reads and writes through its `cache` attribute ("kv_cache"),
-  // or nullptr. Such nodes have a side effect and are never pruned.
-  const char* state_kind;
+  // The shape rule in words, for `gguflow ops`: "x [n, T], weight [n] -> [n, T]".
+  const char* shape_rule;
   ShapeFn shape;
+  BindFn bind;
+  StateRule state;
 
   int input_index(std::string_view n) const;   // -1 when absent
   int weight_index(std::string_view n) const;

@@ -2,18 +2,9 @@
 
 #include <cstring>
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 
 namespace gguflow::ops {
-
-PoolMode parse_pool_mode(std::string_view name) {
-  if (name == "none") return PoolMode::kNone;
-  if (name == "mean") return PoolMode::kMean;
-  if (name == "sum") return PoolMode::kSum;
-  if (name == "last") return PoolMode::kLast;
-  if (name == "first" || name == "cls") return PoolMode::kFirst;
-  throw error("pool mode '", name, "' is not one of none, mean, sum, last, first, cls");
-}
 
 int64_t pool_output_rows(PoolMode mode, int64_t n_tokens) {
   return mode == PoolMode::kNone ? n_tokens : 1;

@@ -10,8 +10,8 @@ namespace gguflow::ops {
 
 enum class PoolMode { kNone, kMean, kSum, kLast, kFirst };
 
-// Parses "none", "mean", "sum", "last", "first" (alias "cls"); throws gguflow::Error naming the
-// value and the accepted ones.
+// Parses a mode as the pool op's `mode` attribute spells it (ops/pool_op.cc: none, mean, sum,
+// last, first, alias cls); throws gguflow::Error naming the value and the accepted ones.
 PoolMode parse_pool_mode(std::string_view name);
 
 // Rows the output has: n_tokens for kNone, else 1.

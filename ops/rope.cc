@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 
 namespace gguflow::ops {
 

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "plugins/abi/ggml_type.h"
-#include "runtime/core/error.h"
+#include "ops/error.h"
 
 namespace gguflow::ops {
 

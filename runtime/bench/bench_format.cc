@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 #include "runtime/core/json_writer.h"
 
 namespace gguflow::bench {

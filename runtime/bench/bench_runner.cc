@@ -10,7 +10,7 @@
 
 #include "runtime/bench/process_memory.h"
 #include "runtime/bench/roofline.h"
-#include "runtime/core/error.h"
+#include "ops/error.h"
 #include "runtime/exec/session.h"
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/graph/load.h"

@@ -9,10 +9,14 @@ uint64_t weight_bytes_per_token(const graph::Graph& g) {
   // tensor name -> bytes read per token (a full tensor wins over an embedding row).
   std::map<std::string, uint64_t> read;
   for (const graph::Node& node : g.nodes) {
-    for (const auto& binding : node.weights) {
+    for (size_t w = 0; w < node.weights.size(); ++w) {
+      const auto& binding = node.weights[w];
       if (!binding || !binding->info) continue;
-      const uint64_t bytes = node.op == ops::OpId::kEmbed ? binding->info->row_bytes()
-                                                          : binding->info->n_bytes();
+      // A table indexed by the token ids (embed) is read one row per token.
+      bool looked_up = false;
+      for (const ops::InputSpec& in : node.schema->inputs)
+        looked_up |= in.indexes_weight == static_cast<int>(w);
+      const uint64_t bytes = looked_up ? binding->info->row_bytes() : binding->info->n_bytes();
       uint64_t& slot = read[binding->tensor];
       if (bytes > slot) slot = bytes;
     }

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 
 namespace gguflow::cli {
 

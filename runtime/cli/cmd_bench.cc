@@ -12,7 +12,7 @@
 #include "runtime/bench/bench_runner.h"
 #include "runtime/cli/args.h"
 #include "runtime/cli/commands.h"
-#include "runtime/core/error.h"
+#include "ops/error.h"
 #include "runtime/plugins/kernel_plugins.h"
 
 namespace gguflow::cli {

@@ -5,7 +5,7 @@
 
 #include "runtime/cli/args.h"
 #include "runtime/cli/commands.h"
-#include "runtime/core/error.h"
+#include "ops/error.h"
 #include "runtime/embed/embed_run.h"
 #include "runtime/graph/load.h"
 #include "runtime/plugins/kernel_plugins.h"

@@ -5,7 +5,7 @@
 
 #include "runtime/cli/args.h"
 #include "runtime/cli/commands.h"
-#include "runtime/core/error.h"
+#include "ops/error.h"
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/graph/load.h"
 #include "runtime/graph/writers.h"

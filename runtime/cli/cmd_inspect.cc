@@ -7,7 +7,7 @@
 
 #include "runtime/cli/args.h"
 #include "runtime/cli/commands.h"
-#include "runtime/core/error.h"
+#include "ops/error.h"
 #include "runtime/core/json_writer.h"
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/gguf/gguf_names.h"

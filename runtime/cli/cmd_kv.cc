@@ -8,7 +8,7 @@
 
 #include "runtime/cli/args.h"
 #include "runtime/cli/commands.h"
-#include "runtime/core/error.h"
+#include "ops/error.h"
 #include "runtime/lowrank/kv_calibrate.h"
 #include "runtime/lowrank/kv_eval.h"
 #include "runtime/lowrank/kv_sweep.h"

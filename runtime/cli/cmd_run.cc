@@ -9,7 +9,7 @@
 
 #include "runtime/cli/args.h"
 #include "runtime/cli/commands.h"
-#include "runtime/core/error.h"
+#include "ops/error.h"
 #include "runtime/lowrank/kv_projection.h"
 #include "runtime/exec/run_tokens.h"
 #include "runtime/exec/token_io.h"

@@ -9,7 +9,7 @@
 #include "plugins/abi/ggml_type.h"
 #include "runtime/cli/args.h"
 #include "runtime/cli/commands.h"
-#include "runtime/core/error.h"
+#include "ops/error.h"
 #include "runtime/tools/quant_mix.h"
 #include "runtime/tools/synth.h"
 

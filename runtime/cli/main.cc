@@ -5,7 +5,7 @@
 #include <exception>
 
 #include "runtime/cli/commands.h"
-#include "runtime/core/error.h"
+#include "ops/error.h"
 
 namespace {
 

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 
 namespace gguflow {
 

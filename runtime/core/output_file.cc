@@ -6,7 +6,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 
 namespace gguflow {
 

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <iostream>
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 #include "runtime/embed/json_line.h"
 
 namespace gguflow::embed {

@@ -4,7 +4,7 @@
 #include <memory>
 #include <optional>
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 #include "runtime/embed/progress.h"
 #include "runtime/embed/similarity.h"
 

@@ -6,7 +6,7 @@
 #include <charconv>
 #include <cstring>
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 
 namespace gguflow::embed {
 namespace {

@@ -4,7 +4,7 @@
 
 #include "ops/normalize.h"
 #include "ops/pool.h"
-#include "runtime/core/error.h"
+#include "ops/error.h"
 #include "runtime/graph/load.h"
 
 namespace gguflow::embed {

@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 
 namespace gguflow::embed {
 namespace {

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 
 namespace gguflow::embed {
 

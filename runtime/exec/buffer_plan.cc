@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 
 namespace gguflow::exec {
 namespace {

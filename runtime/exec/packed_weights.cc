@@ -14,7 +14,7 @@
 #include <oneapi/tbb/blocked_range.h>
 #include <oneapi/tbb/parallel_for.h>
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 
 namespace gguflow::exec {
 namespace {

@@ -5,83 +5,121 @@
 
 #include <oneapi/tbb/info.h>
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 #include "runtime/exec/buffer_plan.h"
-#include "runtime/exec/kv_cache_layout.h"
+#include "runtime/exec/tbb_parallel.h"
 
 namespace gguflow::exec {
 namespace {
 
 constexpr int64_t kDefaultMaxContext = 4096;
 
-int64_t row_length(const ops::Shape& s) {
-  int64_t n = 1;
-  for (int64_t d : s.dims)
-    if (d != ops::kTokenDim) n *= d;
-  return n;
-}
-bool has_token_dim(const ops::Shape& s) {
-  return std::find(s.dims.begin(), s.dims.end(), ops::kTokenDim) != s.dims.end();
-}
-
-int find_input(const graph::Graph& g, const char* name) {
-  for (int t : g.inputs)
-    if (g.tensors[t].name == name) return t;
-  return -1;
-}
+using ops::has_token_dim;
+using ops::row_length;
 
 }  // namespace
 
 Session::Session(std::shared_ptr<const graph::Graph> graph, const GguflowKernels& kernels,
                  SessionOptions options)
     : graph_(std::move(graph)), kernels_(kernels), packed_(kernels, options.pack_weights) {
-  const graph::Graph& g = *graph_;
   if (options.n_threads < 0) throw error("--threads must be positive, found ", options.n_threads);
   n_threads_ = options.n_threads > 0 ? options.n_threads : tbb::info::default_concurrency();
   arena_.initialize(n_threads_);
+  find_inputs_and_output();
+  size_context(options);
+  find_vocabulary();
+  allocate_kv_caches();
+  link_dependencies();
+  bind_nodes();
+  plan_arena();
+  executor_ = make_executor(options.scheduler, arena_, nodes_, io_, predecessors_);
+}
 
-  // Inputs and output.
-  const int tokens_tensor = find_input(g, "tokens");
-  const int positions_tensor = find_input(g, "positions");
-  for (int t : g.inputs)
-    if (t != tokens_tensor && t != positions_tensor)
-      throw error("graph '", g.name, "': input '", g.tensors[t].name,
-                  "' is not one the executor provides (tokens, positions)");
-  if (tokens_tensor < 0) throw error("graph '", g.name, "' has no input named 'tokens'");
+Session::~Session() = default;
+
+// Each graph input gets the feed its readers' slots declare (ops::Feed); all readers must agree.
+void Session::find_inputs_and_output() {
+  const graph::Graph& g = *graph_;
+  for (int t : g.inputs) {
+    const graph::Tensor& input = g.tensors[static_cast<size_t>(t)];
+    FeedSlot feed{ops::Feed::kNone, t, 0};
+    for (int n : input.consumers) {
+      const graph::Node& node = g.nodes[static_cast<size_t>(n)];
+      for (size_t slot = 0; slot < node.inputs.size(); ++slot) {
+        if (node.inputs[slot] != t) continue;
+        const ops::Feed wanted = node.schema->inputs[slot].feed;
+        if (wanted == ops::Feed::kNone)
+          throw error("graph '", g.name, "': input '", input.name, "' is read by slot '",
+                      node.schema->inputs[slot].name, "' of node '", node.name,
+                      "', which the executor does not fill: expected graph inputs read as token "
+                      "ids (e.g. embed's tokens) or positions (e.g. rope's positions)");
+        if (feed.feed != ops::Feed::kNone && feed.feed != wanted)
+          throw error("graph '", g.name, "': input '", input.name, "' is read both as ",
+                      ops::feed_name(feed.feed), " and as ", ops::feed_name(wanted), " (node '",
+                      node.name, "'): expected one meaning per input");
+        feed.feed = wanted;
+      }
+    }
+    // An input no node reads needs no feed.
+    if (feed.feed != ops::Feed::kNone) feeds_.push_back(feed);
+  }
+  const bool has_tokens = std::any_of(feeds_.begin(), feeds_.end(), [](const FeedSlot& f) {
+    return f.feed == ops::Feed::kTokenIds;
+  });
+  if (!has_tokens)
+    throw error("graph '", g.name, "' has no input read as token ids (e.g. by embed's tokens)");
   if (g.outputs.empty()) throw error("graph '", g.name, "' declares no outputs");
-  const graph::Tensor& output = g.tensors[g.outputs[0]];
+  const graph::Tensor& output = g.tensors[static_cast<size_t>(g.outputs[0])];
   output_width_ = row_length(output.shape);
   output_per_token_ = has_token_dim(output.shape);
+}
 
-  // Context and batch sizes.
+void Session::size_context(const SessionOptions& options) {
+  const graph::Graph& g = *graph_;
+  if (options.n_ctx < 0) throw error("--ctx must be positive, found ", options.n_ctx);
   const int64_t model_ctx = g.model.n_ctx_train > 0 ? g.model.n_ctx_train : kDefaultMaxContext;
   n_ctx_ = options.n_ctx > 0 ? options.n_ctx : std::min(model_ctx, kDefaultMaxContext);
-  if (options.n_ctx < 0) throw error("--ctx must be positive, found ", options.n_ctx);
   max_batch_ = output_per_token_ ? std::clamp<int64_t>(options.max_batch, 1, n_ctx_) : n_ctx_;
+}
 
-  // Vocabulary: rows of the table the tokens index.
+// Valid token ids: rows of the tables the ids index (an op slot's `indexes_weight`), so a bad id
+// is refused before a step instead of inside a kernel.
+void Session::find_vocabulary() {
+  const graph::Graph& g = *graph_;
   n_vocab_ = g.model.n_vocab > 0 ? g.model.n_vocab : INT32_MAX;
-  for (const graph::Node& node : g.nodes)
-    if (node.op == ops::OpId::kEmbed && node.inputs[0] == tokens_tensor && node.weights[0])
-      n_vocab_ = static_cast<int64_t>(node.weights[0]->info->n_rows());
-
-  // KV caches: one k block [n_ctx][widths.k] and one v block [n_ctx][widths.v] per state;
-  // widths are n_head_kv * head_dim, or the ranks of a low-rank cache (kv_cache_layout.h).
-  size_t kv_floats = 0;
-  for (size_t s = 0; s < g.states.size(); ++s) {
-    const KvRowWidths w = kv_row_widths(g, static_cast<int>(s));
-    kv_floats += static_cast<size_t>(n_ctx_ * (w.k + w.v));
+  for (const FeedSlot& feed : feeds_) {
+    if (feed.feed != ops::Feed::kTokenIds) continue;
+    for (int n : g.tensors[static_cast<size_t>(feed.tensor)].consumers) {
+      const graph::Node& node = g.nodes[static_cast<size_t>(n)];
+      for (size_t slot = 0; slot < node.inputs.size(); ++slot) {
+        const int table = node.schema->inputs[slot].indexes_weight;
+        if (node.inputs[slot] != feed.tensor || table < 0) continue;
+        if (const auto& w = node.weights[static_cast<size_t>(table)])
+          n_vocab_ = static_cast<int64_t>(w->info->n_rows());
+      }
+    }
   }
+}
+
+// One k block [n_ctx][widths.k] and one v block [n_ctx][widths.v] per state; the widths were
+// set by the op that writes the state (full rows for attention, ranks for kv_project).
+void Session::allocate_kv_caches() {
+  const graph::Graph& g = *graph_;
+  size_t kv_floats = 0;
+  for (const graph::State& s : g.states)
+    kv_floats += static_cast<size_t>(n_ctx_ * (s.widths.k + s.widths.v));
   kv_storage_.assign(kv_floats, 0.0f);
   kv_bytes_ = kv_floats * sizeof(float);
   float* kv = kv_storage_.data();
-  for (size_t s = 0; s < g.states.size(); ++s) {
-    const KvRowWidths w = kv_row_widths(g, static_cast<int>(s));
-    caches_.push_back({kv, kv + n_ctx_ * w.k, n_ctx_});
-    kv += n_ctx_ * (w.k + w.v);
+  for (const graph::State& s : g.states) {
+    caches_.push_back({kv, kv + n_ctx_ * s.widths.k, n_ctx_});
+    kv += n_ctx_ * (s.widths.k + s.widths.v);
   }
+}
 
-  // Dependencies: a node waits for the producers of its inputs.
+// A node waits for the producers of its inputs.
+void Session::link_dependencies() {
+  const graph::Graph& g = *graph_;
   predecessors_.resize(g.nodes.size());
   for (size_t n = 0; n < g.nodes.size(); ++n) {
     for (int t : g.nodes[n].inputs)
@@ -90,12 +128,20 @@ Session::Session(std::shared_ptr<const graph::Graph> graph, const GguflowKernels
     predecessors_[n].erase(std::unique(predecessors_[n].begin(), predecessors_[n].end()),
                            predecessors_[n].end());
   }
+}
 
-  // Bind every node, then plan its tensors and scratch in the arena.
-  BindContext ctx{&kernels_, max_batch_, n_ctx_, n_threads_, &caches_, &widened_, &packed_};
+void Session::bind_nodes() {
+  const graph::Graph& g = *graph_;
+  BindContext ctx{&kernels_, &tbb_parallel(), max_batch_, n_ctx_, n_threads_, &caches_,
+                  &widened_, &packed_};
   for (size_t n = 0; n < g.nodes.size(); ++n)
     nodes_.push_back(bind_node(g, static_cast<int>(n), ctx));
+}
 
+// Every tensor and every node's scratch in one arena, regions reused between buffers whose
+// lifetimes cannot overlap.
+void Session::plan_arena() {
+  const graph::Graph& g = *graph_;
   std::vector<BufferRequest> requests;
   for (const graph::Tensor& t : g.tensors) {
     BufferRequest r;
@@ -124,27 +170,20 @@ Session::Session(std::shared_ptr<const graph::Graph> graph, const GguflowKernels
     for (int t : g.nodes[n].outputs) io_[n].outputs.push_back(plan.offsets[t]);
     for (size_t r : scratch_request[n]) io_[n].scratch.push_back(plan.offsets[r]);
   }
-  tokens_offset_ = plan.offsets[tokens_tensor];
-  positions_offset_ = positions_tensor >= 0 ? plan.offsets[positions_tensor] : 0;
-  if (positions_tensor < 0) {
-    // No node reads positions; keep a pinned region anyway so step() can write them.
-    positions_offset_ = tokens_offset_;
-  }
+  for (FeedSlot& feed : feeds_) feed.offset = plan.offsets[static_cast<size_t>(feed.tensor)];
   output_offset_ = plan.offsets[g.outputs[0]];
   const int output_producer = g.tensors[g.outputs[0]].producer;
   last_output_only_supported_ =
       output_per_token_ && output_producer >= 0 && nodes_[output_producer].writes_last_output_only;
-  executor_ = make_executor(options.scheduler, arena_, nodes_, io_, predecessors_);
 }
-
-Session::~Session() = default;
 
 void Session::step(const int32_t* tokens, int64_t n, bool last_output_only) {
   GGUFLOW_CHECK(n >= 1 && n <= max_batch_ && n_past_ + n <= n_ctx_);
-  std::memcpy(arena_base_ + tokens_offset_, tokens, sizeof(int32_t) * n);
-  if (positions_offset_ != tokens_offset_) {
-    auto* pos = reinterpret_cast<int32_t*>(arena_base_ + positions_offset_);
-    for (int64_t i = 0; i < n; ++i) pos[i] = static_cast<int32_t>(n_past_ + i);
+  for (const FeedSlot& feed : feeds_) {
+    auto* dst = reinterpret_cast<int32_t*>(arena_base_ + feed.offset);
+    if (feed.feed == ops::Feed::kTokenIds) std::memcpy(dst, tokens, sizeof(int32_t) * n);
+    else if (feed.feed == ops::Feed::kPositions)
+      for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<int32_t>(n_past_ + i);
   }
   executor_->run(StepView{arena_base_, n, last_output_only});
   n_past_ += n;

@@ -5,8 +5,10 @@
 // whose lifetimes cannot overlap), per-layer f32 KV caches of n_ctx slots, weight views into the
 // GGUF mapping, the flow graph. No step allocates.
 //
-// Graph contract: inputs named `tokens` (i32 [T]) and `positions` (i32 [T]); outputs[0] is the
-// result returned per step (logits [n_vocab, T], or a pooled [n, 1] vector for embedding graphs).
+// Graph contract: every graph input is read by op slots that declare what the session feeds
+// them (ops::Feed: the step's token ids or their positions; one input of token ids is
+// required); outputs[0] is the result returned per step (logits [n_vocab, T], or a pooled
+// [n, 1] vector for embedding graphs).
 #pragma once
 
 #include <cstdint>
@@ -72,14 +74,30 @@ class Session {
   size_t kv_cache_bytes() const { return kv_bytes_; }
   size_t packed_weight_bytes() const { return packed_.bytes(); }  // packed so far (0 before decode)
   // The cache of each graph state (g.states order): k [n_ctx][w.k], v [n_ctx][w.v] floats with
-  // w = kv_row_widths(graph(), state) (runtime/exec/kv_cache_layout.h). Slot = position.
+  // w = graph().states[s].widths (sized by the op that writes the state). Slot = position.
   // Read by `gguflow kv` to collect keys/values; writable so a study can clear it.
   const std::vector<ops::KvCacheView>& kv_caches() const { return caches_; }
 
  private:
+  // Construction, in order: each step reads what the ones before it set.
+  void find_inputs_and_output();          // feeds_, output_width_, output_per_token_
+  void size_context(const SessionOptions& options);  // n_ctx_, max_batch_
+  void find_vocabulary();                 // n_vocab_
+  void allocate_kv_caches();              // kv_storage_, caches_
+  void link_dependencies();               // predecessors_
+  void bind_nodes();                      // nodes_
+  void plan_arena();                      // arena, io_, feed and output offsets
+
   // Runs one graph step over tokens[0..n) at positions n_past_.. (n <= max_batch_). With
   // `last_output_only` the output producer may write just the last token's row (as row 0).
   void step(const int32_t* tokens, int64_t n, bool last_output_only);
+
+  // A graph input the session writes before each step.
+  struct FeedSlot {
+    ops::Feed feed = ops::Feed::kNone;
+    int tensor = -1;     // index into graph().tensors
+    size_t offset = 0;   // in the arena (plan_arena)
+  };
 
   std::shared_ptr<const graph::Graph> graph_;
   const GguflowKernels& kernels_;
@@ -100,7 +118,8 @@ class Session {
   std::deque<std::vector<float>> widened_;  // small non-F32 weights decoded once
   PackedWeights packed_;             // matmul weight slots; packed copies (plugin layout)
   bool packed_for_decode_ = false;   // pack_all() ran (at the first decode step)
-  size_t tokens_offset_ = 0, positions_offset_ = 0, output_offset_ = 0;
+  std::vector<FeedSlot> feeds_;
+  size_t output_offset_ = 0;
   std::vector<BoundNode> nodes_;
   std::vector<NodeIo> io_;
   std::vector<std::vector<int>> predecessors_;

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <fstream>
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 
 namespace gguflow::exec {
 

@@ -16,7 +16,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 
 namespace gguflow {
 namespace {

@@ -4,7 +4,7 @@
 #include <limits>
 #include <sstream>
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 #include "runtime/gguf/gguf_file.h"
 
 namespace gguflow {

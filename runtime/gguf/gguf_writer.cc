@@ -7,7 +7,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 #include "runtime/gguf/gguf_names.h"
 
 namespace gguflow {

@@ -1,6 +1,6 @@
 #include "runtime/gguf/model_hparams.h"
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 #include "runtime/gguf/gguf_names.h"
 
 namespace gguflow {

@@ -18,7 +18,8 @@ std::string model_name(const GgufFile& model) {
   return std::filesystem::path(model.path()).filename().string();
 }
 
-struct Binder {
+// The graph being assembled from expanded nodes: SSA tensors, their producers and readers.
+struct Assembly {
   const GgufFile& model;
   std::vector<const GgufFile*> extra_files;  // searched after `model` for weights
   std::vector<RawNode> raw;
@@ -228,7 +229,7 @@ Graph build_graph(const GraphSpec& spec, std::shared_ptr<const GgufFile> model_f
   g.params = params.resolve_all();
   fill_model_params(g);
 
-  Binder b{model, {}, expand_nodes(spec, params), {}, {}, {}, {}};
+  Assembly b{model, {}, expand_nodes(spec, params), {}, {}, {}, {}};
   g.weight_files = options.weight_files;
   for (const auto& f : options.weight_files) b.extra_files.push_back(f.get());
   g.states = expand_states(spec, params);
@@ -300,29 +301,30 @@ Graph build_graph(const GraphSpec& spec, std::shared_ptr<const GgufFile> model_f
       fail_at(r.shape_where, "shape mismatch in node '", r.name, "': expected ", r.expect_shape->to_string(),
               " (as written), found ", out[0].to_string(), " from the model");
 
-    if (op.state_kind) {
-      const std::string& cache = r.attrs.get_string("cache");
-      const int s = g.find_state(cache);
-      const Location where = r.attr_where[static_cast<size_t>(op.attr_index("cache"))];
-      if (s < 0) {
+    if (op.state.kind) {
+      // The op names its state in one attribute; the op's rule checks that the declared state
+      // fits the node and sizes its rows. One writer per state.
+      const std::string& name = r.attrs.get_string(op.state.attr);
+      const int s = g.find_state(name);
+      const Location where = r.attr_where[static_cast<size_t>(op.attr_index(op.state.attr))];
+      if (s < 0 || g.states[static_cast<size_t>(s)].kind != op.state.kind) {
         std::vector<std::string> names;
-        for (const auto& st : g.states) names.push_back(st.name);
-        std::string best = ops::closest_name(cache, names);
-        fail_at(where, "node '", r.name, "': expected a declared ", op.state_kind, " state, found '", cache,
-                "'", best.empty() ? std::string() : " (did you mean '" + best + "'?)");
+        for (const auto& st : g.states)
+          if (st.kind == op.state.kind) names.push_back(st.name);
+        std::string best = ops::closest_name(name, names);
+        fail_at(where, "node '", r.name, "': expected a declared ", op.state.kind, " state, found '",
+                name, "'", best.empty() ? std::string() : " (did you mean '" + best + "'?)");
       }
-      const State& st = g.states[static_cast<size_t>(s)];
-      const int64_t n_head = r.attrs.get_int("n_head");
-      const int64_t head_dim = q.inputs[0]->dims[0] / n_head;
-      if (st.n_head_kv != r.attrs.get_int("n_head_kv") || st.head_dim != head_dim)
-        fail_at(where, "node '", r.name, "': state '", cache, "' holds ", st.n_head_kv, " heads of ",
-                st.head_dim, ": expected ", r.attrs.get_int("n_head_kv"), " heads of ", head_dim,
-                " (from n_head_kv and the query shape ", q.inputs[0]->to_string(), ")");
+      State& st = g.states[static_cast<size_t>(s)];
+      ops::KvWidths widths;
+      if (std::string message = op.state.check(q, st.attrs, &widths); !message.empty())
+        fail_at(where, "node '", r.name, "': ", message);
       if (state_writer[static_cast<size_t>(s)] >= 0)
-        fail_at(where, "node '", r.name, "': state '", cache, "' is already written by node '",
+        fail_at(where, "node '", r.name, "': state '", name, "' is already written by node '",
                 b.raw[static_cast<size_t>(state_writer[static_cast<size_t>(s)])].name,
                 "': expected one writer per state");
       state_writer[static_cast<size_t>(s)] = static_cast<int>(j);
+      st.widths = widths;
       node_state[j] = s;
     }
   }
@@ -364,7 +366,6 @@ Graph build_graph(const GraphSpec& spec, std::shared_ptr<const GgufFile> model_f
     const RawNode& r = b.raw[j];
     Node n;
     n.name = r.name;
-    n.op = r.schema->id;
     n.schema = r.schema;
     n.attrs = r.attrs;
     n.where = r.where;

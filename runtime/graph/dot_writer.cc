@@ -8,7 +8,7 @@
 #include <map>
 #include <sstream>
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 #include "runtime/graph/writers.h"
 
 namespace gguflow::graph {

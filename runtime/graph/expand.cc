@@ -138,7 +138,7 @@ class Expander {
     r.schema = ops::find_op(op_name);
     if (!r.schema) {
       std::vector<std::string> names;
-      for (const auto& op : ops::all_ops()) names.push_back(op.name);
+      for (const auto& op : ops::all_ops()) names.push_back(op->name);
       std::string list;
       for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
       fail_at(location_of(op_node, file), "unknown op '", op_name, "': expected one of ", list,
@@ -326,6 +326,7 @@ std::vector<State> expand_states(const GraphSpec& spec, ParamResolver& params) {
       }
       st.n_head_kv = st.attrs.get_int("n_head_kv");
       st.head_dim = st.attrs.get_int("head_dim");
+      st.widths = {st.n_head_kv * st.head_dim, st.n_head_kv * st.head_dim};  // until a writer says
       for (const auto& other : out)
         if (other.name == st.name)
           fail_at(st.where, "state '", st.name, "' is declared twice (first at ", other.where.to_string(), ")");

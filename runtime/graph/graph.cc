@@ -1,7 +1,7 @@
 // Small helpers of the Graph IR.
 #include "runtime/graph/graph.h"
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 
 namespace gguflow::graph {
 

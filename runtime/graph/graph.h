@@ -61,8 +61,7 @@ struct WeightBinding {
 
 struct Node {
   std::string name;  // unique in the graph: "blk.0.attn_q"
-  ops::OpId op = ops::OpId::kCount;
-  const ops::OpSchema* schema = nullptr;
+  const ops::OpSchema* schema = nullptr;  // the op (ops/op_registry.h)
   // One entry per schema input slot: a tensor index, or -1 for an absent optional input.
   std::vector<int> inputs;
   // One entry per schema output: tensor indices.
@@ -70,7 +69,7 @@ struct Node {
   // One entry per schema weight slot; nullopt for an optional weight the model lacks.
   std::vector<std::optional<WeightBinding>> weights;
   ops::Attrs attrs;  // every declared attribute (defaults filled), typed
-  int state = -1;    // index into Graph::states for ops with a state_kind, else -1
+  int state = -1;    // index into Graph::states for ops with a StateRule, else -1
   Location where;    // the YAML node it came from
   std::string group;  // innermost repeat instance, e.g. "blk.3" ("" outside a repeat); pictures
 
@@ -86,6 +85,9 @@ struct State {
   int64_t n_head_kv = 0;
   int64_t head_dim = 0;
   ops::Attrs attrs;   // every attribute as declared (n_head_kv, head_dim, and any others)
+  // Floats per cached token in the K and V blocks, as the op writing the state needs them
+  // (its StateRule: full rows for attention, ranks for kv_project); full rows without a writer.
+  ops::KvWidths widths;
   Location where;
 };
 

@@ -10,7 +10,7 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 #include "runtime/graph/graph.h"
 
 namespace gguflow::graph {

@@ -4,8 +4,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "runtime/core/error.h"
-#include "runtime/exec/kv_cache_layout.h"
+#include "ops/error.h"
 #include "runtime/exec/session.h"
 #include "runtime/gguf/model_hparams.h"
 #include "runtime/graph/load.h"
@@ -69,7 +68,7 @@ KvSamples collect_kv(const StudyModel& m, std::span<const int32_t> tokens, int64
   for (int64_t l = 0; l < s.n_layer; ++l) {
     state[l] = g->find_state("kv." + std::to_string(l));
     if (state[l] < 0) throw error("graph decode.yaml has no cache 'kv.", l, "' for layer ", l);
-    const exec::KvRowWidths w = exec::kv_row_widths(*g, state[l]);
+    const ops::KvWidths w = g->states[static_cast<size_t>(state[l])].widths;
     GGUFLOW_CHECK(w.k == row && w.v == row);
   }
 

@@ -4,8 +4,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "runtime/core/error.h"
-#include "runtime/exec/kv_cache_layout.h"
+#include "ops/error.h"
 #include "runtime/exec/session.h"
 #include "runtime/graph/load.h"
 
@@ -71,7 +70,7 @@ CacheRun run_zero(const StudyModel& m, std::span<const int32_t> tokens) {
   for (int32_t t : tokens) {
     for (size_t s = 0; s < g->states.size(); ++s) {  // forget every earlier token
       const ops::KvCacheView& c = session.kv_caches()[s];
-      const exec::KvRowWidths w = exec::kv_row_widths(*g, static_cast<int>(s));
+      const ops::KvWidths w = g->states[s].widths;
       std::memset(c.k, 0, sizeof(float) * static_cast<size_t>(c.n_ctx * w.k));
       std::memset(c.v, 0, sizeof(float) * static_cast<size_t>(c.n_ctx * w.v));
     }

@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <numeric>
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 #include "runtime/gguf/gguf_writer.h"
 #include "runtime/gguf/model_hparams.h"
 

@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 #include "runtime/lowrank/svg_plot.h"
 
 namespace gguflow::lowrank {

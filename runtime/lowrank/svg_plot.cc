@@ -6,7 +6,7 @@
 #include <fstream>
 #include <limits>
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 
 namespace gguflow::lowrank {
 namespace {

@@ -15,7 +15,7 @@
 #include <cpuid.h>
 #endif
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 #include "runtime/plugins/plugin_file.h"
 
 namespace gguflow::plugins {

@@ -4,7 +4,7 @@
 
 #include <array>
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 #include "runtime/quant/formats.h"
 
 namespace gguflow {

@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 
 namespace gguflow::runner {
 

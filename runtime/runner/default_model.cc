@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <system_error>
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 #include "runtime/tools/synth.h"
 
 namespace gguflow::runner {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 #include "runtime/tokenizer/detokenizer.h"
 
 namespace gguflow::runner {

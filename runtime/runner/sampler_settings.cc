@@ -4,7 +4,7 @@
 #include <cmath>
 #include <string>
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 #include "runtime/graph/spec.h"
 
 namespace gguflow::runner {

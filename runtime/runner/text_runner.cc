@@ -9,7 +9,7 @@
 #include <random>
 #include <sstream>
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/graph/load.h"
 #include "runtime/graph/sampler_section.h"

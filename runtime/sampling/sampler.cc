@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 
 namespace gguflow::sampling {
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <unordered_set>
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 
 namespace gguflow::sampling {
 

@@ -1,6 +1,6 @@
 #include "runtime/tokenizer/bpe_pretokenizer.h"
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 #include "runtime/tokenizer/unicode.h"
 
 namespace gguflow {

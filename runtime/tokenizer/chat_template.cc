@@ -1,6 +1,6 @@
 #include "runtime/tokenizer/chat_template.h"
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/gguf/gguf_names.h"
 

@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/tokenizer/bpe_tokenizer.h"
 #include "runtime/tokenizer/byte_level.h"

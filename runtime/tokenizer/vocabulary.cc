@@ -4,7 +4,7 @@
 #include <array>
 #include <cctype>
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/gguf/gguf_names.h"
 #include "runtime/tokenizer/byte_level.h"

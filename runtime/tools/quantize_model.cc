@@ -4,7 +4,7 @@
 #include <map>
 
 #include "plugins/abi/ggml_type.h"
-#include "runtime/core/error.h"
+#include "ops/error.h"
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/gguf/gguf_names.h"
 #include "runtime/gguf/gguf_writer.h"

@@ -7,7 +7,7 @@
 #include <tbb/parallel_for.h>
 
 #include "plugins/abi/ggml_type.h"
-#include "runtime/core/error.h"
+#include "ops/error.h"
 #include "runtime/quant/quant.h"
 
 namespace gguflow {

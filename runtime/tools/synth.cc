@@ -9,7 +9,7 @@
 #include <tbb/parallel_for.h>
 
 #include "plugins/abi/ggml_type.h"
-#include "runtime/core/error.h"
+#include "ops/error.h"
 #include "runtime/gguf/gguf_names.h"
 #include "runtime/gguf/gguf_writer.h"
 #include "runtime/quant/quant.h"

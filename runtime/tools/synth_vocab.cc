@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/gguf/gguf_names.h"
 #include "runtime/gguf/gguf_writer.h"

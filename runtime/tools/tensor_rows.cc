@@ -4,7 +4,7 @@
 #include <charconv>
 #include <vector>
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 #include "runtime/quant/quant.h"
 
 namespace gguflow {

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "runtime/bench/memory_bandwidth.h"
-#include "runtime/core/error.h"
+#include "ops/error.h"
 
 namespace gguflow::bench {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 #include "runtime/embed/embed_input.h"
 #include "runtime/embed/json_line.h"
 #include "tests/support/error_of.h"

@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 #include "runtime/embed/embed_writer.h"
 #include "runtime/embed/progress.h"
 #include "runtime/embed/similarity.h"

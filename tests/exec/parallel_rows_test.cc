@@ -1,5 +1,5 @@
-// runtime/exec/parallel_rows.h: the ranges cover [0, n) once, none is shorter than asked (so
-// a thread's share of a matmul never drops under kMinShareWork), packed-group cuts stay on
+// ops/parallel.h on runtime/exec/tbb_parallel.h: the ranges cover [0, n) once, none is shorter than asked (so
+// a thread's share of a matmul never drops under ops::kMinShareWork), packed-group cuts stay on
 // group multiples, and small work runs inline on the calling thread.
 #include <algorithm>
 #include <mutex>
@@ -10,7 +10,8 @@
 #include <gtest/gtest.h>
 #include <oneapi/tbb/task_arena.h>
 
-#include "runtime/exec/parallel_rows.h"
+#include "ops/parallel.h"
+#include "runtime/exec/tbb_parallel.h"
 
 namespace gguflow::exec {
 namespace {
@@ -42,7 +43,7 @@ TEST(ParallelRows, PiecesAreAtLeastTheMinimum) {
   tbb::task_arena arena(2);
   for (int64_t n : {7, 8, 15, 16, 100, 1000}) {
     Ranges r;
-    arena.execute([&] { parallel_rows(n, 4, [&](int64_t b, int64_t e) { r.add(b, e); }); });
+    arena.execute([&] { ops::parallel_rows(tbb_parallel(), n, 4, [&](int64_t b, int64_t e) { r.add(b, e); }); });
     const auto pieces = r.tiling(n);
     for (const auto& [b, e] : pieces) EXPECT_GE(e - b, 4) << "n " << n;
     if (n < 8) {
@@ -56,7 +57,7 @@ TEST(ParallelRows, PiecesAreAtLeastTheMinimum) {
 TEST(ParallelRows, OneThreadRunsInlineAsOneRange) {
   tbb::task_arena arena(1);
   Ranges r;
-  arena.execute([&] { parallel_rows(1000, 4, [&](int64_t b, int64_t e) { r.add(b, e); }); });
+  arena.execute([&] { ops::parallel_rows(tbb_parallel(), 1000, 4, [&](int64_t b, int64_t e) { r.add(b, e); }); });
   ASSERT_EQ(r.tiling(1000).size(), 1u);
 }
 
@@ -64,12 +65,12 @@ TEST(ParallelRowUnits, CutsOnUnitsAndKeepsEachShareOverTheWorkFloor) {
   tbb::task_arena arena(2);
   // 4864 rows of 616 bytes in groups of 8, one activation row: shares of >= 128 KiB.
   Ranges r;
-  arena.execute([&] { parallel_row_units(4864, 8, 616, 1, [&](int64_t b, int64_t e) { r.add(b, e); }); });
+  arena.execute([&] { ops::parallel_row_units(tbb_parallel(), 4864, 8, 616, 1, [&](int64_t b, int64_t e) { r.add(b, e); }); });
   const auto pieces = r.tiling(4864);
   EXPECT_GT(pieces.size(), 1u);
   for (const auto& [b, e] : pieces) {
     EXPECT_EQ(b % 8, 0);
-    EXPECT_GE(static_cast<int64_t>(e - b) * 616, kMinShareWork);
+    EXPECT_GE(static_cast<int64_t>(e - b) * 616, ops::kMinShareWork);
   }
 }
 
@@ -80,7 +81,7 @@ TEST(ParallelRowUnits, SmallMatrixRunsOnTheCallingThread) {
   std::thread::id caller;
   arena.execute([&] {
     caller = std::this_thread::get_id();
-    parallel_row_units(128, 8, 952, 1, [&](int64_t b, int64_t e) { r.add(b, e); });
+    ops::parallel_row_units(tbb_parallel(), 128, 8, 952, 1, [&](int64_t b, int64_t e) { r.add(b, e); });
   });
   ASSERT_EQ(r.tiling(128).size(), 1u);
   EXPECT_EQ(r.threads[0], caller);
@@ -90,7 +91,7 @@ TEST(ParallelRowUnits, PrefillSplitsTheSameSmallMatrix) {
   tbb::task_arena arena(2);
   // 64 activation rows make each weight row 64 times the work: the matrix splits.
   Ranges r;
-  arena.execute([&] { parallel_row_units(128, 8, 952, 64, [&](int64_t b, int64_t e) { r.add(b, e); }); });
+  arena.execute([&] { ops::parallel_row_units(tbb_parallel(), 128, 8, 952, 64, [&](int64_t b, int64_t e) { r.add(b, e); }); });
   EXPECT_GT(r.tiling(128).size(), 1u);
 }
 

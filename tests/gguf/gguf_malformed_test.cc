@@ -2,7 +2,7 @@
 // also runs under ASan/UBSan).
 #include <fstream>
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 #include "runtime/gguf/gguf_file.h"
 #include "tests/gguf/gguf_bytes_builder.h"
 #include "tests/support/test_data.h"

@@ -5,7 +5,7 @@
 #include <regex>
 #include <sstream>
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/gguf/gguf_names.h"
 #include "runtime/gguf/model_hparams.h"

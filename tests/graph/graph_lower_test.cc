@@ -101,7 +101,7 @@ TEST(GraphLower, LoweredFileReloadsToTheSameGraph) {
   ASSERT_EQ(again.nodes.size(), g.nodes.size());
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     EXPECT_EQ(again.nodes[i].name, g.nodes[i].name);
-    EXPECT_EQ(again.nodes[i].op, g.nodes[i].op);
+    EXPECT_EQ(again.nodes[i].schema, g.nodes[i].schema);
     EXPECT_EQ(again.nodes[i].inputs, g.nodes[i].inputs);
     EXPECT_EQ(again.nodes[i].attrs.values, g.nodes[i].attrs.values) << g.nodes[i].name;
     EXPECT_EQ(again.nodes[i].state, g.nodes[i].state);

@@ -6,7 +6,7 @@
 #include <sstream>
 #include <string>
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 #include "runtime/graph/load.h"
 #include "tests/support/test_data.h"
 

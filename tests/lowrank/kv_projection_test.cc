@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 #include "runtime/gguf/gguf_writer.h"
 #include "runtime/lowrank/svg_plot.h"
 #include "tests/support/test_data.h"

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 #include "runtime/exec/session.h"
 #include "runtime/graph/load.h"
 #include "runtime/lowrank/kv_calibrate.h"

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <random>
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 #include "tests/lowrank/random_orthonormal.h"
 
 namespace gguflow::lowrank {

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 #include "tests/ops/op_test_util.h"
 #include "tests/ops/test_kernels.h"
 

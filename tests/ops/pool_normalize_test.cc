@@ -3,7 +3,7 @@
 
 #include "ops/normalize.h"
 #include "ops/pool.h"
-#include "runtime/core/error.h"
+#include "ops/error.h"
 #include "tests/ops/op_test_util.h"
 #include "tests/ops/test_kernels.h"
 

@@ -12,7 +12,7 @@
 
 #include <gtest/gtest.h>
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 #include "runtime/plugins/kernel_plugins.h"
 #include "runtime/plugins/plugin_file.h"
 #include "tests/support/error_of.h"

@@ -12,7 +12,7 @@
 
 #include "plugins/abi/ggml_type.h"
 #include "plugins/abi/quant_blocks.h"
-#include "runtime/core/error.h"
+#include "ops/error.h"
 #include "runtime/quant/quant.h"
 #include "tests/support/test_data.h"
 

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 #include "runtime/exec/session.h"
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/graph/load.h"

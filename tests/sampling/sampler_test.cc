@@ -6,7 +6,7 @@
 #include <cmath>
 #include <random>
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 
 namespace gguflow::sampling {
 namespace {

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 
 namespace gguflow::test {
 

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 #include "runtime/gguf/gguf_file.h"
 #include "tests/support/test_data.h"
 #include "tests/tokenizer/tokenizer_test_util.h"

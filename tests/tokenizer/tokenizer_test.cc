@@ -6,7 +6,7 @@
 
 #include <fstream>
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 #include "runtime/tokenizer/bpe_pretokenizer.h"
 #include "runtime/tokenizer/detokenizer.h"
 #include "runtime/tokenizer/unicode.h"

@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include "runtime/core/error.h"
+#include "ops/error.h"
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/tools/quant_mix.h"
 #include "runtime/tools/quantize_model.h"

@@ -12,7 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "plugins/abi/ggml_type.h"
-#include "runtime/core/error.h"
+#include "ops/error.h"
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/quant/quant.h"
 #include "runtime/tools/synth.h"

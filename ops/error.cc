@@ -1,4 +1,4 @@
-#include "runtime/core/error.h"
+#include "ops/error.h"
 
 #include <cstdio>
 #include <cstdlib>

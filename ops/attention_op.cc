@@ -1,0 +1,114 @@
+// The attention op: appends k, v at their positions to a kv_cache state, then causal
+// grouped-query attention of q over the cache.
+#include "ops/attention_op.h"
+
+#include "ops/op_binder.h"
+#include "ops/shape_rules.h"
+
+namespace gguflow::ops {
+
+const AttrList<AttentionAttrs>& attention_attr_list() {
+  static const AttrList<AttentionAttrs> list =
+      AttrList<AttentionAttrs>()
+          .required("n_head", &AttentionAttrs::n_head, "query heads")
+          .required("n_head_kv", &AttentionAttrs::n_head_kv, "key/value heads")
+          .required("cache", &AttentionAttrs::cache, "name of a declared kv_cache state");
+  return list;
+}
+
+std::vector<InputSpec> attention_inputs() {
+  return {{"q", false, DType::kF32, "[head_dim * n_head, T]"},
+          {"k", false, DType::kF32, "[head_dim * n_head_kv, T]"},
+          {"v", false, DType::kF32, "[head_dim * n_head_kv, T]"},
+          {"positions", false, DType::kI32, "[T]", Feed::kPositions}};
+}
+
+std::string attention_shape(const ShapeQuery& q, std::vector<Shape>* out) {
+  for (size_t i : {kAttnQ, kAttnK, kAttnV}) GGUFLOW_SHAPE_TRY(need_rank(q, false, i, 2));
+  GGUFLOW_SHAPE_TRY(need_rank(q, false, kAttnPositions, 1));
+  const AttentionAttrs a = attention_attr_list().parse(*q.attrs);
+  if (a.n_head <= 0 || a.n_head_kv <= 0 || a.n_head % a.n_head_kv != 0)
+    return "expected n_head_kv (" + std::to_string(a.n_head_kv) + ") to divide n_head (" +
+           std::to_string(a.n_head) + "), both positive";
+  const Shape& qs = *q.inputs[kAttnQ];
+  if (qs[0] % a.n_head != 0)
+    return "expected n_head (" + std::to_string(a.n_head) + ") to divide the query's ne0, found " +
+           shape_of(q, false, kAttnQ);
+  const int64_t head_dim = qs[0] / a.n_head;
+  for (size_t i : {kAttnK, kAttnV}) {
+    const Shape& s = *q.inputs[i];
+    if (s[0] != head_dim * a.n_head_kv || s[1] != qs[1])
+      return "expected [" + std::to_string(head_dim * a.n_head_kv) +
+             ", rows of q] (n_head_kv * head_dim) for keys and values, found " +
+             shape_of(q, false, kAttnQ) + " and " + shape_of(q, false, i);
+  }
+  if ((*q.inputs[kAttnPositions])[0] != qs[1])
+    return "expected one position per query row, found " + shape_of(q, false, kAttnQ) + " and " +
+           shape_of(q, false, kAttnPositions);
+  out->push_back(qs);
+  return "";
+}
+
+AttentionShape attention_geometry(const AttentionAttrs& a, const Shape& q) {
+  AttentionShape shape;
+  shape.n_head = a.n_head;
+  shape.n_kv_head = a.n_head_kv;
+  shape.head_dim = row_length(q) / a.n_head;
+  return shape;
+}
+
+std::string check_kv_state(const ShapeQuery& node, const Attrs& state, KvWidths* widths) {
+  const AttentionAttrs a = attention_attr_list().parse(*node.attrs);
+  const int64_t head_dim = node.inputs[kAttnQ]->dims[0] / a.n_head;
+  const int64_t st_heads = state.get_int("n_head_kv"), st_dim = state.get_int("head_dim");
+  if (st_heads != a.n_head_kv || st_dim != head_dim)
+    return "state '" + a.cache + "' holds " + std::to_string(st_heads) + " heads of " +
+           std::to_string(st_dim) + ": expected " + std::to_string(a.n_head_kv) + " heads of " +
+           std::to_string(head_dim) + " (from n_head_kv and the query shape " +
+           node.inputs[kAttnQ]->to_string() + ")";
+  widths->k = widths->v = a.n_head_kv * head_dim;
+  return "";
+}
+
+namespace {
+
+BoundOp bind_attention(Binder& b) {
+  const AttentionShape shape =
+      attention_geometry(attention_attr_list().parse(b.attrs()), *b.input_shape(kAttnQ));
+  const KvCacheView cache = b.kv_cache();
+  const int64_t n_ctx = b.n_ctx();
+  const GguflowKernels& k = b.kernels();
+  const Parallel& par = b.parallel();
+  // Scores of one (token, head) task: n_ctx floats per thread.
+  return {{sizeof(float) * static_cast<size_t>(n_ctx * b.max_threads())},
+          [&k, &par, shape, cache, n_ctx](const StepView& s, const NodeIo& io) {
+            const int32_t* pos = at<const int32_t>(s, io.inputs[kAttnPositions]);
+            kv_cache_store(shape, at<const float>(s, io.inputs[kAttnK]),
+                           at<const float>(s, io.inputs[kAttnV]), pos, s.n_tokens, cache);
+            const float* q = at<const float>(s, io.inputs[kAttnQ]);
+            float* out = at<float>(s, io.outputs[0]);
+            float* scores = at<float>(s, io.scratch[0]);
+            parallel_rows(par, s.n_tokens * shape.n_head, 1, [&](int64_t t0, int64_t t1) {
+              attention_heads(k, shape, q, pos, cache, t0, t1, scores + par.thread_index() * n_ctx,
+                              out);
+            });
+          }};
+}
+
+}  // namespace
+
+const OpSchema& attention_op() {
+  static const OpSchema op{
+      "attention", OpKind::kAttention,
+      "appends k, v to the cache at positions; causal grouped-query attention, scale "
+      "1/sqrt(head_dim)",
+      attention_inputs(),
+      {},
+      attention_attr_list().specs(),
+      {{"out", DType::kF32}},
+      "q [hd * n_head, T], k, v [hd * n_head_kv, T], positions [T] -> [hd * n_head, T]",
+      attention_shape, bind_attention, {"kv_cache", "cache", check_kv_state}};
+  return op;
+}
+
+}  // namespace gguflow::ops

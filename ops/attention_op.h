@@ -1,0 +1,35 @@
+// The attention op's graph-facing rules, shared with the ops that attend over a cache of their
+// own layout (kv_project): typed attributes, the shape rule and the kv_cache state check.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ops/attention.h"
+#include "ops/op_attrs.h"
+#include "ops/op_schema.h"
+
+namespace gguflow::ops {
+
+enum : size_t { kAttnQ = 0, kAttnK = 1, kAttnV = 2, kAttnPositions = 3 };  // input slots
+
+struct AttentionAttrs {
+  int64_t n_head = 0;
+  int64_t n_head_kv = 0;
+  std::string cache;  // the kv_cache state the node appends to
+};
+const AttrList<AttentionAttrs>& attention_attr_list();
+
+// The four input slots q, k, v, positions as both ops declare them.
+std::vector<InputSpec> attention_inputs();
+
+// q [hd * n_head, T], k, v [hd * n_head_kv, T], positions [T] -> [hd * n_head, T].
+std::string attention_shape(const ShapeQuery& q, std::vector<Shape>* out);
+
+// The head geometry of a node whose shapes passed attention_shape.
+AttentionShape attention_geometry(const AttentionAttrs& a, const Shape& q);
+
+// The declared state's n_head_kv and head_dim must be the node's; `widths` = full rows.
+std::string check_kv_state(const ShapeQuery& node, const Attrs& state, KvWidths* widths);
+
+}  // namespace gguflow::ops

@@ -1,0 +1,94 @@
+// The kv_project op: attention over a low-rank KV cache (ops/kv_project.h). The bases are F32
+// weights from a `gguflow kv calibrate` side file; the cache stores r_K + r_V floats per token.
+#include <memory>
+
+#include "ops/attention_op.h"
+#include "ops/error.h"
+#include "ops/kv_project.h"
+#include "ops/op_binder.h"
+#include "ops/shape_rules.h"
+
+namespace gguflow::ops {
+namespace {
+
+enum : size_t { kKBasis = 0, kKMean = 1, kVBasis = 2, kVMean = 3 };  // weights
+
+// Attention's checks, then each basis [kv_row, r] with 1 <= r <= kv_row and each mean [kv_row].
+std::string kv_project_shape(const ShapeQuery& q, std::vector<Shape>* out) {
+  GGUFLOW_SHAPE_TRY(attention_shape(q, out));
+  const int64_t kv_row = (*q.inputs[kAttnK])[0];
+  for (size_t w : {kKBasis, kKMean, kVBasis, kVMean}) {
+    const bool is_basis = w == kKBasis || w == kVBasis;
+    GGUFLOW_SHAPE_TRY(need_rank(q, true, w, is_basis ? 2 : 1));
+    const Shape& s = *q.weights[w];
+    if (s[0] != kv_row || (is_basis && (s[1] < 1 || s[1] > kv_row)))
+      return "expected " + std::string(is_basis ? "a basis [" : "a mean [") +
+             std::to_string(kv_row) +
+             (is_basis ? ", r] with 1 <= r <= " + std::to_string(kv_row) : std::string()) +
+             "] (kv_row = the keys' ne0), found " + shape_of(q, true, w);
+  }
+  return "";
+}
+
+// The state must fit the node as for attention; its rows are the bases' ranks (their ne1).
+std::string check_low_rank_state(const ShapeQuery& node, const Attrs& state, KvWidths* widths) {
+  GGUFLOW_SHAPE_TRY(check_kv_state(node, state, widths));
+  widths->k = (*node.weights[kKBasis])[1];
+  widths->v = (*node.weights[kVBasis])[1];
+  return "";
+}
+
+BoundOp bind_kv_project(Binder& b) {
+  const AttentionShape shape =
+      attention_geometry(attention_attr_list().parse(b.attrs()), *b.input_shape(kAttnQ));
+  for (size_t slot : {kKBasis, kKMean, kVBasis, kVMean})
+    if (b.weight(slot).type != GGML_TYPE_F32)
+      throw error(b.where(), ": weight ", b.weight_name(slot), " has type ",
+                  type_name(b.weight(slot).type), ": expected F32 (as gguflow kv calibrate writes)");
+  const int64_t k_rank = b.weight(kKBasis).n_rows, v_rank = b.weight(kVBasis).n_rows;
+  const auto kb = std::make_shared<const LowRankBasis>(
+      make_low_rank_basis(b.f32_weight(kKBasis), b.f32_weight(kKMean), k_rank, shape));
+  const auto vb = std::make_shared<const LowRankBasis>(
+      make_low_rank_basis(b.f32_weight(kVBasis), b.f32_weight(kVMean), v_rank, shape));
+  const KvCacheView cache = b.kv_cache();
+  const int64_t per_thread = kv_project_scratch_floats(*kb, *vb, b.n_ctx());
+  const GguflowKernels& k = b.kernels();
+  const Parallel& par = b.parallel();
+  return {{sizeof(float) * static_cast<size_t>(per_thread * b.max_threads()),  // per thread
+           sizeof(float) * static_cast<size_t>(shape.kv_row())},               // centred row
+          [&k, &par, shape, kb, vb, cache, per_thread](const StepView& s, const NodeIo& io) {
+            const int32_t* pos = at<const int32_t>(s, io.inputs[kAttnPositions]);
+            kv_project_store(shape, *kb, *vb, at<const float>(s, io.inputs[kAttnK]),
+                             at<const float>(s, io.inputs[kAttnV]), pos, s.n_tokens, cache,
+                             at<float>(s, io.scratch[1]));
+            const float* q = at<const float>(s, io.inputs[kAttnQ]);
+            float* out = at<float>(s, io.outputs[0]);
+            float* scratch = at<float>(s, io.scratch[0]);
+            parallel_rows(par, s.n_tokens * shape.n_head, 1, [&](int64_t t0, int64_t t1) {
+              kv_project_heads(k, shape, *kb, *vb, q, pos, cache, t0, t1,
+                               scratch + par.thread_index() * per_thread, out);
+            });
+          }};
+}
+
+}  // namespace
+
+const OpSchema& kv_project_op() {
+  static const OpSchema op{
+      "kv_project", OpKind::kAttention,
+      "attention over a low-rank KV cache: appends c = basis^T (x - mean) of k and v, "
+      "scores (basis^T q).c + q.mean, read-out basis (sum a c) + mean",
+      attention_inputs(),
+      {{"k_basis", false, "[kv_row, r_K]: r_K basis vectors for the keys (F32)"},
+       {"k_mean", false, "[kv_row]: mean of the keys (F32)"},
+       {"v_basis", false, "[kv_row, r_V]: r_V basis vectors for the values (F32)"},
+       {"v_mean", false, "[kv_row]: mean of the values (F32)"}},
+      attention_attr_list().specs(),
+      {{"out", DType::kF32}},
+      "as attention; k_basis [kv_row, r_K], k_mean [kv_row], v_basis [kv_row, r_V], v_mean "
+      "[kv_row] -> [hd * n_head, T]",
+      kv_project_shape, bind_kv_project, {"kv_cache", "cache", check_low_rank_state}};
+  return op;
+}
+
+}  // namespace gguflow::ops
