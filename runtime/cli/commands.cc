@@ -18,6 +18,8 @@ std::span<const Command> commands() {
       Command{"detokenize", "print the text of token ids", run_detokenize},
       Command{"lower", "bind a YAML graph to a model and print it fully expanded", run_lower},
       Command{"graph", "validate a YAML graph for a model and draw it (DOT / SVG)", run_graph},
+      Command{"ops", "list every op a graph can use: slots, attributes, defaults, shape rules",
+              run_ops},
       Command{"run", "generate text from a prompt (or chat); --tokens: evaluate ids, dump logits", run_run},
       Command{"embed", "one vector per text (graphs/embed.yaml); JSONL/TSV/NPY, cosine similarity",
               run_embed},

@@ -22,6 +22,7 @@ int run_tokenize(int argc, char** argv);
 int run_detokenize(int argc, char** argv);
 int run_lower(int argc, char** argv);
 int run_graph(int argc, char** argv);
+int run_ops(int argc, char** argv);
 int run_kernels(int argc, char** argv);
 int run_kv(int argc, char** argv);
 int run_run(int argc, char** argv);
