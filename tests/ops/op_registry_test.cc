@@ -72,7 +72,9 @@ TEST(OpRegistry, FedSlotsAreIntegerAndIndexWhatTheyClaim) {
   for (const OpSchema* op : all_ops()) {
     for (const InputSpec& in : op->inputs) {
       SCOPED_TRACE(std::string(op->name) + "." + in.name);
-      if (in.feed != Feed::kNone) EXPECT_EQ(in.dtype, DType::kI32);
+      if (in.feed != Feed::kNone) {
+        EXPECT_EQ(in.dtype, DType::kI32);
+      }
       if (in.indexes_weight >= 0) {
         EXPECT_EQ(in.feed, Feed::kTokenIds);
         EXPECT_LT(static_cast<size_t>(in.indexes_weight), op->weights.size());
