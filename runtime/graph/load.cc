@@ -11,13 +11,26 @@ namespace gguflow::graph {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// Binds and records what the graph declares it is for.
+Graph bind(const GraphSpec& spec, std::shared_ptr<const GgufFile> model, const LoadOptions& options) {
+  Graph g = build_graph(spec, std::move(model), options);
+  g.architectures = spec.architectures;
+  g.job = spec.job;
+  g.unused = spec.unused;
+  return g;
+}
+
+}  // namespace
+
 Graph load_graph(const std::string& path, std::shared_ptr<const GgufFile> model, const LoadOptions& options) {
-  return build_graph(load_spec(path), std::move(model), options);
+  return bind(load_spec(path), std::move(model), options);
 }
 
 Graph load_graph_text(const std::string& text, const std::string& file, std::shared_ptr<const GgufFile> model,
                       const LoadOptions& options) {
-  return build_graph(load_spec_text(text, file), std::move(model), options);
+  return bind(load_spec_text(text, file), std::move(model), options);
 }
 
 std::vector<std::pair<std::string, std::string>> parse_set_options(const std::vector<std::string>& words) {

@@ -70,6 +70,9 @@ struct InputSpecYaml {
 struct GraphSpec {
   std::string name;
   std::vector<std::string> files;  // top file first, then its bases
+  std::vector<std::string> architectures;  // `architectures:` of the nearest file giving it
+  std::string job;                         // `job:` of the top file only ("" when absent)
+  std::vector<std::string> unused;         // `unused:` of every file in the chain, base first
   std::vector<ParamSpec> params;
   std::vector<InputSpecYaml> inputs;
   std::vector<Sourced> outputs;    // each a scalar tensor name
