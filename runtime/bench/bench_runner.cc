@@ -13,6 +13,7 @@
 #include "ops/error.h"
 #include "runtime/exec/session.h"
 #include "runtime/gguf/gguf_file.h"
+#include "runtime/graph/graph_choice.h"
 #include "runtime/graph/load.h"
 
 namespace gguflow::bench {
@@ -97,7 +98,7 @@ BenchReport run_bench(const BenchConfig& config, const GguflowKernels& kernels,
   const auto load_start = Clock::now();
   auto model = GgufFile::open(config.model_path);
   const std::string graph_path =
-      config.graph_path.empty() ? graph::find_shipped_graph("decode.yaml") : config.graph_path;
+      config.graph_path.empty() ? graph::default_graph_path(*model, graph::Job::kGenerate) : config.graph_path;
   auto g = std::make_shared<const graph::Graph>(graph::load_graph(graph_path, model));
   report.load_seconds = seconds_since(load_start);
   report.graph_name = g->name;

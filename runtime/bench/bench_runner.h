@@ -19,7 +19,7 @@ namespace gguflow::bench {
 
 struct BenchConfig {
   std::string model_path;
-  std::string graph_path;                 // empty: the shipped graphs/decode.yaml
+  std::string graph_path;                 // empty: the shipped graph for the model's architecture
   std::vector<int64_t> prompt_sizes{512};  // pp tests; 0 entries are skipped
   std::vector<int64_t> gen_sizes{128};     // tg tests; 0 entries are skipped
   std::vector<int> threads;                // empty: every core

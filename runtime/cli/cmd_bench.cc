@@ -59,7 +59,7 @@ int run_bench(int argc, char** argv) {
       .option("-t,--threads", "N,...", "thread counts (default: every core)")
       .option("-r,--repetitions", "N", "timed repetitions of each test after one warm-up", "5")
       .option("--kernels", "NAME", "force a kernel plugin (default: $GGUFLOW_KERNELS, else the best)")
-      .option("--graph", "FILE", "graph to run (default: the shipped graphs/decode.yaml)")
+      .option("--graph", "FILE", "graph to run (default: the shipped graph for the model's architecture)")
       .option("--ctx", "N", "KV cache slots (default: max(512, largest test))", "0")
       .option("--scheduler", "NAME", "flow_graph or topological_loop (same nodes)", "flow_graph")
       .option("--format", "FMT", "md (table), json (list of rows) or csv", "md")

@@ -40,7 +40,7 @@ int run_embed(int argc, char** argv) {
       .option("--input", "FILE", "texts to embed, '-' for stdin", "-")
       .option("--input-format", "FMT", "auto, text or jsonl", "auto")
       .flag("--skip-empty", "leave empty texts out instead of stopping with an error")
-      .option("--graph", "FILE", "embedding graph (default: the shipped graphs/embed.yaml)")
+      .option("--graph", "FILE", "embedding graph (default: the shipped embedding graph for the model's architecture)")
       .option("--pooling", "MODE",
               "mean, sum, last, first, cls or none (default: the model's {arch}.pooling_type, "
               "else mean)")

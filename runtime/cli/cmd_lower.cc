@@ -8,6 +8,7 @@
 #include "ops/error.h"
 #include "runtime/core/output_file.h"
 #include "runtime/gguf/gguf_file.h"
+#include "runtime/graph/graph_choice.h"
 #include "runtime/graph/load.h"
 #include "runtime/graph/sampler_section.h"
 #include "runtime/graph/writers.h"
@@ -20,13 +21,14 @@ int run_lower(int argc, char** argv) {
             "parameters, every weight's type and dims, every activation's shape.");
   args.positional("MODEL.gguf", "the model to bind the graph to")
       .positional_count(1, 1)
-      .option("--graph", "FILE", "graph template (default: the shipped graphs/decode.yaml)")
+      .option("--graph", "FILE", "graph template (default: the shipped graph for the model's architecture)")
       .option("-o,--output", "FILE", "write here instead of stdout")
       .option("--set", "NAME=VALUE", "override a graph parameter (repeatable)");
   if (!args.parse(argc, argv)) return 0;
 
   auto model = GgufFile::open(args.positionals()[0]);
-  const std::string graph_path = args.has("--graph") ? args.get("--graph") : graph::find_shipped_graph("decode.yaml");
+  const std::string graph_path =
+      args.has("--graph") ? args.get("--graph") : graph::default_graph_path(*model, graph::Job::kGenerate);
   graph::LoadOptions options;
   options.set = graph::parse_set_options(args.all("--set"));
   const graph::Graph g = graph::load_graph(graph_path, model, options);

@@ -13,6 +13,7 @@
 #include "runtime/lowrank/kv_projection.h"
 #include "runtime/exec/run_tokens.h"
 #include "runtime/exec/token_io.h"
+#include "runtime/graph/graph_choice.h"
 #include "runtime/graph/load.h"
 #include "runtime/plugins/kernel_plugins.h"
 #include "runtime/runner/text_runner.h"
@@ -46,9 +47,11 @@ std::optional<int> int_option(const Args& args, const char* name) {
 // --tokens mode: ids in, logits and greedy ids out.
 int run_token_ids(const Args& args, const std::string& graph_path) {
   exec::RunTokensRequest request;
-  request.graph_path = graph_path;
   if (!args.has("--model")) throw error("run --tokens: --model FILE is required");
   request.model_path = args.get("--model");
+  request.graph_path = graph_path.empty()
+                           ? graph::default_graph_path(*GgufFile::open(request.model_path), graph::Job::kGenerate)
+                           : graph_path;
   request.set = graph::parse_set_options(args.all("--set"));
   request.weight_files = kv_projection_files(args);
   request.tokens = exec::parse_token_ids(args.get("--tokens"));
@@ -74,7 +77,7 @@ int run_run(int argc, char** argv) {
             "continuation to stdout (timings go to stderr). Without --model: $GGUFLOW_MODEL, "
             "else ../shared/data/models/stories260K.gguf, else a synthesized random-weight model. "
             "With --tokens IDS: evaluates ids, dumps logits, decodes greedily.");
-  args.positional("GRAPH.yaml", "the graph to run (default: the shipped graphs/decode.yaml)")
+  args.positional("GRAPH.yaml", "the graph to run (default: the shipped graph for the model's architecture)")
       .positional_count(0, 1)
       .option("--model", "FILE", "GGUF model (default: see above)")
       .option("-p,--prompt", "TEXT", "prompt text; '-' reads it from stdin (default: empty: BOS)")
@@ -106,8 +109,7 @@ int run_run(int argc, char** argv) {
   if (!args.parse(argc, argv)) return 0;
   const std::string graph_path = args.positionals().empty() ? "" : args.positionals()[0];
   if (args.has("--tokens"))
-    return run_token_ids(args, graph_path.empty() ? graph::find_shipped_graph("decode.yaml")
-                                                  : graph_path);
+    return run_token_ids(args, graph_path);
 
   runner::TextRunRequest request;
   request.graph_path = graph_path;

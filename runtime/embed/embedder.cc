@@ -5,6 +5,7 @@
 #include "ops/normalize.h"
 #include "ops/pool.h"
 #include "ops/error.h"
+#include "runtime/graph/graph_choice.h"
 #include "runtime/graph/load.h"
 
 namespace gguflow::embed {
@@ -24,7 +25,7 @@ std::shared_ptr<const graph::Graph> load_embed_graph(std::shared_ptr<const GgufF
   }
   load.set.insert(load.set.end(), options.set.begin(), options.set.end());
   const std::string path =
-      options.graph_path.empty() ? graph::find_shipped_graph("embed.yaml") : options.graph_path;
+      options.graph_path.empty() ? graph::default_graph_path(*model, graph::Job::kEmbed) : options.graph_path;
   return std::make_shared<const graph::Graph>(graph::load_graph(path, std::move(model), load));
 }
 

@@ -23,7 +23,7 @@
 namespace gguflow::embed {
 
 struct EmbedderOptions {
-  std::string graph_path;  // "" = the shipped graphs/embed.yaml
+  std::string graph_path;  // "" = the shipped embed graph for the model's architecture
   // The graph params `pooling` (mean|sum|last|first|cls|none) and `normalize` (l2|none);
   // "" keeps the graph's default (pooling: {arch}.pooling_type, else mean; normalize: l2).
   std::string pooling;

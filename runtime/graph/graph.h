@@ -129,6 +129,10 @@ struct Graph {
   std::shared_ptr<const GgufFile> model_file;  // weights point into it
   // Further files weights were bound from (LoadOptions::weight_files), kept alive with the graph.
   std::vector<std::shared_ptr<const GgufFile>> weight_files;
+  // What the graph declares it is for (docs/GRAPH_LANGUAGE.md "Architectures and default graphs").
+  std::vector<std::string> architectures;  // general.architecture values it implements
+  std::string job;                         // "generate", "embed", or "" (a default for nothing)
+  std::vector<std::string> unused;         // model tensors it leaves unread on purpose (names, '*' globs)
 
   int find_node(std::string_view name) const;    // -1 when absent
   int find_state(std::string_view name) const;   // -1 when absent

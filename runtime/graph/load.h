@@ -20,7 +20,9 @@ struct LoadOptions {
 };
 
 // Reads `path` (and the files it extends), binds it to `model` and validates it.
-// Throws gguflow::Error "FILE:LINE:COL: ..." naming what was expected and what was found.
+// Throws gguflow::Error "FILE:LINE:COL: ..." naming what was expected and what was found, and
+// when the model holds tensors the graph neither reads nor lists as `unused:`
+// (tensor_coverage.h).
 Graph load_graph(const std::string& path, std::shared_ptr<const GgufFile> model,
                  const LoadOptions& options = {});
 // The same for YAML text; `file` names it in messages and anchors relative `extends`.
@@ -34,5 +36,8 @@ std::vector<std::pair<std::string, std::string>> parse_set_options(const std::ve
 // (<exe dir>/../../graphs, <exe dir>/../share/gguflow/graphs) or in the source tree this was
 // built from. Throws naming the places looked at when none has it.
 std::string find_shipped_graph(const std::string& file_name);
+// The folder of the shipped graphs (the first of those places that exists), for graph_choice.h
+// to scan. Throws naming the places looked at.
+std::string shipped_graphs_dir();
 
 }  // namespace gguflow::graph

@@ -51,6 +51,12 @@ std::string lowered_yaml(const Graph& g) {
       << "# dims, every activation with its shape (ne0 first; T = tokens in a step). This file loads\n"
       << "# like any graph and is checked against the model again (types, dims and shapes).\n";
   out << "graph: " << yaml_string(g.name.empty() ? std::string("graph") : g.name) << "\n";
+  // Kept so the lowered file passes the same unread-tensor check as its template.
+  if (!g.unused.empty()) {
+    out << "unused: [";
+    for (size_t i = 0; i < g.unused.size(); ++i) out << (i ? ", " : "") << yaml_string(g.unused[i]);
+    out << "]\n";
+  }
 
   out << "params:\n";
   for (const auto& p : g.params) {

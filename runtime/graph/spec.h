@@ -16,9 +16,24 @@
 namespace gguflow::graph {
 
 // A YAML node with the file it was read from.
+//
+// Assignment rebinds `node`. YAML::Node's own operator= writes through: the node it referred
+// to takes the right-hand side's content, so every other handle to that node (another item of
+// the same list, shifted by a vector erase or insert) would silently change too.
 struct Sourced {
   YAML::Node node;
   std::string file;
+
+  Sourced() = default;
+  Sourced(YAML::Node n, std::string f) : node(std::move(n)), file(std::move(f)) {}
+  Sourced(const Sourced&) = default;
+  Sourced& operator=(const Sourced& other) {
+    node.reset(other.node);
+    file = other.file;
+    return *this;
+  }
+  ~Sourced() = default;
+
   Location where() const;
 };
 
@@ -55,6 +70,9 @@ struct InputSpecYaml {
 struct GraphSpec {
   std::string name;
   std::vector<std::string> files;  // top file first, then its bases
+  std::vector<std::string> architectures;  // `architectures:` of the nearest file giving it
+  std::string job;                         // `job:` of the top file only ("" when absent)
+  std::vector<std::string> unused;         // `unused:` of every file in the chain, base first
   std::vector<ParamSpec> params;
   std::vector<InputSpecYaml> inputs;
   std::vector<Sourced> outputs;    // each a scalar tensor name

@@ -1,4 +1,5 @@
 // YAML -> GraphSpec, including `extends` and the edits a derived graph makes to its base.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -20,10 +21,13 @@ Location Sourced::where() const { return location_of(node, file); }
 
 namespace {
 
-const std::vector<std::string> kTopKeys = {"graph",  "extends",       "params",       "inputs",
-                                           "outputs", "state",        "nodes",        "remove",
-                                           "replace", "insert_before", "insert_after", "append",
+const std::vector<std::string> kTopKeys = {"graph",   "extends",       "architectures", "job",
+                                           "unused",  "params",        "inputs",        "outputs",
+                                           "state",   "nodes",         "remove",        "replace",
+                                           "insert_before", "insert_after", "append",
                                            "sampler"};  // read by sampler_section.cc
+
+const std::vector<std::string> kJobs = {"generate", "embed"};
 
 std::string hint(const std::string& word, const std::vector<std::string>& candidates) {
   std::string best = ops::closest_name(word, candidates);
@@ -47,6 +51,15 @@ void require_kind(const Sourced& s, YAML::NodeType::value kind, const char* what
   const char* found = s.node.IsMap() ? "a map" : s.node.IsSequence() ? "a list"
                       : s.node.IsScalar() ? "a plain value" : "nothing";
   fail_at(s.where(), "expected ", what, ", found ", found);
+}
+
+// A list of plain values, e.g. `architectures: [llama, qwen2]`.
+std::vector<std::string> parse_words(const Sourced& list, const char* key, const char* what) {
+  if (!list.node.IsSequence()) fail_at(list.where(), "expected '", key, "' to be a list of ", what, ", found ",
+                                       list.node.IsMap() ? "a map" : list.node.IsNull() ? "nothing" : "a plain value");
+  std::vector<std::string> words;
+  for (const auto& w : list.node) words.push_back(scalar({w, list.file}, what));
+  return words;
 }
 
 std::vector<SpecItem> parse_items(const Sourced& list, const char* key);
@@ -182,6 +195,22 @@ GraphSpec parse_file(const YAML::Node& root, const std::string& file, std::vecto
   }
   spec.files.insert(spec.files.begin(), file);
   if (root["graph"]) spec.name = scalar(get("graph"), "a graph name");
+
+  // What the graph is for (docs/GRAPH_LANGUAGE.md "Architectures and default graphs"):
+  // architectures are inherited unless restated, `job` never is (a derived graph is a default
+  // only where it says so), `unused` lists accumulate along the chain.
+  if (root["architectures"])
+    spec.architectures = parse_words(get("architectures"), "architectures", "general.architecture values");
+  spec.job.clear();
+  if (root["job"]) {
+    Sourced job = get("job");
+    spec.job = scalar(job, "a job name");
+    if (std::find(kJobs.begin(), kJobs.end(), spec.job) == kJobs.end())
+      fail_at(job.where(), "job: expected one of ", join(kJobs), ", found '", spec.job, "'", hint(spec.job, kJobs));
+  }
+  if (root["unused"])
+    for (auto& name : parse_words(get("unused"), "unused", "tensor names or patterns"))
+      spec.unused.push_back(std::move(name));
 
   if (root["params"]) {
     Sourced params = get("params");

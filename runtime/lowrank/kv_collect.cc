@@ -7,6 +7,7 @@
 #include "ops/error.h"
 #include "runtime/exec/session.h"
 #include "runtime/gguf/model_hparams.h"
+#include "runtime/graph/graph_choice.h"
 #include "runtime/graph/load.h"
 #include "runtime/tokenizer/tokenizer.h"
 
@@ -47,8 +48,9 @@ KvSamples collect_kv(const StudyModel& m, std::span<const int32_t> tokens, int64
   const int64_t n = static_cast<int64_t>(tokens.size());
   const int64_t chunk = ctx > 0 ? std::min(ctx, n) : n;
 
-  auto g = std::make_shared<const graph::Graph>(
-      graph::load_graph(graph::find_shipped_graph("decode.yaml"), m.file));
+  // The generate default: its caches are named kv.{i}, one per layer.
+  const std::string graph_path = graph::default_graph_path(*m.file, graph::Job::kGenerate);
+  auto g = std::make_shared<const graph::Graph>(graph::load_graph(graph_path, m.file));
   exec::SessionOptions options;
   options.n_threads = m.n_threads;
   options.n_ctx = chunk;
@@ -67,7 +69,7 @@ KvSamples collect_kv(const StudyModel& m, std::span<const int32_t> tokens, int64
   std::vector<int> state(static_cast<size_t>(s.n_layer));
   for (int64_t l = 0; l < s.n_layer; ++l) {
     state[l] = g->find_state("kv." + std::to_string(l));
-    if (state[l] < 0) throw error("graph decode.yaml has no cache 'kv.", l, "' for layer ", l);
+    if (state[l] < 0) throw error("graph ", graph_path, " has no cache 'kv.", l, "' for layer ", l);
     const ops::KvWidths w = g->states[static_cast<size_t>(state[l])].widths;
     GGUFLOW_CHECK(w.k == row && w.v == row);
   }

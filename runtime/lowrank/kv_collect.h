@@ -1,6 +1,7 @@
-// Collecting cached keys and values: a model run over text through graphs/decode.yaml, each
-// layer's KV cache (post-rope keys, as attention sees them, and values) read back after every
-// prefill chunk and accumulated per layer (or per KV head) into PCA statistics.
+// Collecting cached keys and values: a model run over text through its default generate graph
+// (graph_choice.h; graphs/decode.yaml for llama, qwen2 and mistral), each layer's KV cache
+// (post-rope keys, as attention sees them, and values) read back after every prefill chunk and
+// accumulated per layer (or per KV head) into PCA statistics.
 #pragma once
 
 #include <cstdint>

@@ -6,17 +6,18 @@
 
 #include "ops/error.h"
 #include "runtime/exec/session.h"
+#include "runtime/graph/graph_choice.h"
 #include "runtime/graph/load.h"
 
 namespace gguflow::lowrank {
 namespace {
 
-CacheRun run_graph(const StudyModel& m, const std::string& graph_file,
+CacheRun run_graph(const StudyModel& m, const std::string& graph_path,
                    std::vector<std::shared_ptr<const GgufFile>> weight_files, std::span<const int32_t> tokens) {
   graph::LoadOptions load;
   load.weight_files = std::move(weight_files);
   auto g = std::make_shared<const graph::Graph>(
-      graph::load_graph(graph::find_shipped_graph(graph_file), m.file, load));
+      graph::load_graph(graph_path, m.file, load));
   exec::SessionOptions options;
   options.n_threads = m.n_threads;
   options.n_ctx = static_cast<int64_t>(tokens.size());
@@ -49,18 +50,18 @@ void print_metrics_json(const char* name, const CacheMetrics& m, bool last, FILE
 }  // namespace
 
 CacheRun run_full(const StudyModel& m, std::span<const int32_t> tokens) {
-  return run_graph(m, "decode.yaml", {}, tokens);
+  return run_graph(m, graph::default_graph_path(*m.file, graph::Job::kGenerate), {}, tokens);
 }
 
 CacheRun run_projected(const StudyModel& m, const std::string& projection_path, std::span<const int32_t> tokens) {
   auto file = GgufFile::open(projection_path);
   check_projection_matches_model(read_kv_projection(*file), projection_path, *m.file);
-  return run_graph(m, "decode-lowrank-kv.yaml", {file}, tokens);
+  return run_graph(m, graph::find_shipped_graph("decode-lowrank-kv.yaml"), {file}, tokens);
 }
 
 CacheRun run_zero(const StudyModel& m, std::span<const int32_t> tokens) {
   auto g = std::make_shared<const graph::Graph>(
-      graph::load_graph(graph::find_shipped_graph("decode.yaml"), m.file));
+      graph::load_graph(graph::default_graph_path(*m.file, graph::Job::kGenerate), m.file));
   exec::SessionOptions options;
   options.n_threads = m.n_threads;
   options.n_ctx = static_cast<int64_t>(tokens.size());

@@ -1,6 +1,6 @@
 // `gguflow kv eval`: the same tokens through three caches, compared with the full cache's
 // next-token distributions:
-//   full       graphs/decode.yaml, the reference (KL 0, top-1 1, relative L2 0)
+//   full       the generate default (graphs/decode.yaml), the reference (KL 0, top-1 1, relative L2 0)
 //   projected  graphs/decode-lowrank-kv.yaml with a .kvproj.gguf side file
 //   zero       decode.yaml one token at a time with the cache cleared before every step: each
 //              token sees only itself. A control: a decode that did not read its cache would

@@ -11,6 +11,7 @@
 
 #include "ops/error.h"
 #include "runtime/gguf/gguf_file.h"
+#include "runtime/graph/graph_choice.h"
 #include "runtime/graph/load.h"
 #include "runtime/graph/sampler_section.h"
 #include "runtime/plugins/kernel_plugins.h"
@@ -71,7 +72,7 @@ Loaded load(const TextRunRequest& request, FILE* log) {
                  l.model.path.c_str());
   l.file = GgufFile::open(l.model.path);
   l.graph_path =
-      request.graph_path.empty() ? graph::find_shipped_graph("decode.yaml") : request.graph_path;
+      request.graph_path.empty() ? graph::default_graph_path(*l.file, graph::Job::kGenerate) : request.graph_path;
   graph::LoadOptions load_options;
   load_options.set = request.set;
   for (const std::string& f : request.weight_files) load_options.weight_files.push_back(GgufFile::open(f));

@@ -16,7 +16,7 @@
 namespace gguflow::runner {
 
 struct TextRunRequest {
-  std::string graph_path;                                // "" -> the shipped graphs/decode.yaml
+  std::string graph_path;                                // "" -> the shipped graph for the model's architecture
   std::string model_path;                                // --model; "" -> the default search
   std::vector<std::pair<std::string, std::string>> set;  // --set name=value
   std::vector<std::string> weight_files;                 // --kv-proj: more weights (side files)

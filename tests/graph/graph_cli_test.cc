@@ -25,10 +25,19 @@ TEST(GraphCli, LowerFromAnyFolderUsesTheShippedDecodeGraph) {
   const std::string text = read_text(dir / "lowered.yaml");
   EXPECT_THAT(text, HasSubstr("# Lowered by `gguflow lower` from decode.yaml for stories260K.gguf."));
   EXPECT_THAT(text, HasSubstr("- name: blk.4.ffn_down"));
-  // --set changes the expansion; the lowered file itself is a graph the command accepts.
-  ASSERT_EQ(run_command(gguflow() + " lower " + model("stories260K.gguf") + " --set n_layer=1", &out, &err), 0) << err;
+  // --set changes the expansion. Fewer layers leave tensors unread: refused by the shipped
+  // graph, accepted by one that lists them as unused.
+  EXPECT_EQ(run_command(gguflow() + " lower " + model("stories260K.gguf") + " --set n_layer=1", &out, &err), 1);
+  EXPECT_THAT(err, HasSubstr("blk.1.attn_q.weight, "));
+  write_text(dir / "one_layer.yaml", "graph: one\nextends: '" + decode_yaml().string() +
+                                         "'\nunused: ['blk.1.*', 'blk.2.*', 'blk.3.*', 'blk.4.*']\n");
+  ASSERT_EQ(run_command(gguflow() + " lower " + model("stories260K.gguf") + " --set n_layer=1 --graph '" +
+                            (dir / "one_layer.yaml").string() + "'",
+                        &out, &err),
+            0)
+      << err;
   EXPECT_THAT(out, HasSubstr("n_layer: 1"));
-  EXPECT_THAT(out, ::testing::Not(HasSubstr("blk.1.")));
+  EXPECT_THAT(out, ::testing::Not(HasSubstr("- name: blk.1.")));
   ASSERT_EQ(run_command(gguflow() + " lower " + model("stories260K.gguf") + " --graph '" +
                             (dir / "lowered.yaml").string() + "'",
                         &out, &err),
@@ -74,7 +83,8 @@ TEST(GraphCli, UserGraphReplacingTheFfnByOneMatmul) {
   const std::string edits =
       "remove: [\"blk.{i}.ffn_gate\", \"blk.{i}.ffn_up\", \"blk.{i}.ffn_act\"]\n"
       "replace:\n"
-      "  - {name: \"blk.{i}.ffn_down\", op: matmul, in: h, weight: \"WEIGHT\", out: f}\n";
+      "  - {name: \"blk.{i}.ffn_down\", op: matmul, in: h, weight: \"WEIGHT\", out: f}\n"
+      "unused: ['blk.*.ffn_gate.weight', 'blk.*.ffn_up.weight', 'blk.*.ffn_down.weight']   # one matmul\n";
   auto write_user_graph = [&](const std::string& file, const std::string& weight) {
     std::string text = "graph: plain_ffn\nextends: '" + decode_yaml().string() + "'\n" +
                        replace_once(edits, "WEIGHT", weight);

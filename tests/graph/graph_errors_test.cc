@@ -161,7 +161,11 @@ TEST_F(GraphErrors, RepeatCountMustBeNonNegativeInteger) {
     EXPECT_THAT(e, HasSubstr(at("- repeat: ", 10) + "repeat: expected a non-negative integer count, found '"))
         << count;
   }
-  EXPECT_EQ(edited("- repeat: n_layer", "- repeat: ${n_layer - 1}"), "");
+  // An expression is a valid count: one layer fewer binds, and the last layer is left unread.
+  const std::string fewer = edited("- repeat: n_layer", "- repeat: ${n_layer - 1}");
+  EXPECT_THAT(fewer, HasSubstr("blk.4.attn_q.weight, blk.4.attn_k.weight"));
+  EXPECT_THAT(fewer, ::testing::Not(HasSubstr("blk.3.")));
+  EXPECT_THAT(fewer, ::testing::Not(HasSubstr("repeat")));
 }
 
 TEST_F(GraphErrors, UnknownState) {

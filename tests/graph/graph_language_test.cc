@@ -7,6 +7,7 @@
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/gguf/model_hparams.h"
 #include "tests/graph/graph_test_util.h"
+#include "tests/support/error_of.h"
 
 namespace gguflow::test {
 namespace {
@@ -23,6 +24,7 @@ std::string tiny_graph(const std::string& extra = "") {
          "params: {n_embd: \"{arch}.embedding_length\", eps: 1e-5}\n"
          "inputs: {tokens: {dtype: i32, shape: [T]}}\n"
          "outputs: [y]\n"
+         "unused: ['blk.*', output.weight]   # only the embedding and the final norm\n"
          "nodes:\n"
          "  - {name: e, op: embed, tokens: tokens, weight: token_embd.weight, out: x}\n"
          "  - {name: n, op: rmsnorm, in: x, weight: output_norm.weight, eps: $eps, out: y}\n" +
@@ -55,6 +57,7 @@ TEST(GraphLanguage, SingleAssignmentsMayBeListedInAnyOrder) {
       "params: {eps: 1e-5}\n"
       "inputs: {tokens: {dtype: i32, shape: [T]}}\n"
       "outputs: [y]\n"
+      "unused: ['blk.*', output.weight]   # only the embedding and the final norm\n"
       "nodes:\n"
       "  - {name: n, op: rmsnorm, in: x, weight: output_norm.weight, eps: $eps, out: y}\n"
       "  - {name: e, op: embed, tokens: tokens, weight: token_embd.weight, out: x}\n";
@@ -98,7 +101,12 @@ TEST(GraphLanguage, ParamsFromMetadataAndOverrides) {
 
   graph::LoadOptions o;
   o.set = graph::parse_set_options({"n_layer=2", "rope_base=5e5"});
-  const Graph two = graph::load_graph(decode_yaml().string(), model, o);
+  // Two of the five layers leave three unread: refused unless the graph says so.
+  EXPECT_THAT(error_of([&] { graph::load_graph(decode_yaml().string(), model, o); }),
+              ::testing::HasSubstr("blk.2.attn_q.weight"));
+  const std::string two_layers = "graph: two\nextends: '" + decode_yaml().string() +
+                                 "'\nunused: ['blk.2.*', 'blk.3.*', 'blk.4.*']\n";
+  const Graph two = graph::load_graph_text(two_layers, (temp_dir() / "two.yaml").string(), model, o);
   EXPECT_EQ(two.model.n_layer, 2);
   EXPECT_EQ(two.states.size(), 2u);
   EXPECT_EQ(two.find_node("blk.2.attn_q"), -1);
@@ -120,6 +128,7 @@ TEST(GraphLanguage, ExpressionsArithmeticFallbackAndDim) {
       "  u: \"'text'\"\n"
       "inputs: {tokens: {dtype: i32, shape: [T]}}\n"
       "outputs: [x]\n"
+      "unused: ['*norm.weight', 'blk.*', output.weight]   # only the embedding\n"
       "nodes:\n"
       "  - {name: e, op: embed, tokens: tokens, weight: token_embd.weight, out: x}\n";
   const Graph g = graph::load_graph_text(text, "expr.yaml", stories());

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "ops/error.h"
+#include "runtime/gguf/gguf_writer.h"
 #include "runtime/graph/load.h"
 #include "tests/support/test_data.h"
 
@@ -22,6 +23,15 @@ inline std::string read_text(const std::filesystem::path& path) {
 inline void write_text(const std::filesystem::path& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
   out << text;
+}
+
+// A GGUF holding metadata only (general.architecture = `arch`), like a tokenizer file.
+inline std::shared_ptr<const GgufFile> tensorless_model(const std::filesystem::path& path, const std::string& arch) {
+  GgufWriter w(path.string());
+  w.set_string("general.architecture", arch);
+  w.write_header();
+  w.finish();
+  return GgufFile::open(path.string());
 }
 
 inline std::filesystem::path decode_yaml() { return source_dir() / "graphs" / "decode.yaml"; }

@@ -1,0 +1,28 @@
+// Does a graph read the whole model? A model holding tensors that no node reads is one the graph
+// does not implement: a qwen3 model run through the llama graph would skip its Q/K norms and
+// still produce plausible-looking text. Checked on every load (load.cc), so no command can run
+// a model on a graph that ignores part of it.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runtime/graph/graph.h"
+
+namespace gguflow::graph {
+
+// True when `name` matches `pattern`: equal, or with each '*' standing for any run of characters
+// (dots included: "blk.*.attn_q_norm.weight" covers every layer).
+bool matches_pattern(std::string_view pattern, std::string_view name);
+
+// The model's tensors (in file order) that no node of `g` binds as a weight from the model file
+// and that `g.unused` does not list. Tensors only measured by a `dim(...)` param do not count as
+// read; weights bound from side files (LoadOptions::weight_files) are not the model's.
+std::vector<std::string> unread_tensors(const Graph& g);
+
+// Throws gguflow::Error naming up to ten unread tensors, the graph, what it implements and the
+// model's architecture. A model without tensors (tokenizer-only GGUF) passes.
+void check_reads_model(const Graph& g);
+
+}  // namespace gguflow::graph
