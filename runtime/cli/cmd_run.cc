@@ -14,6 +14,7 @@
 #include "runtime/exec/run_tokens.h"
 #include "runtime/exec/token_io.h"
 #include "runtime/graph/graph_choice.h"
+#include "runtime/tokenizer/chat_template.h"
 #include "runtime/graph/load.h"
 #include "runtime/plugins/kernel_plugins.h"
 #include "runtime/runner/text_runner.h"
@@ -93,7 +94,8 @@ int run_run(int argc, char** argv) {
       .option("--seed", "S", "random seed (default: a fresh one, printed with the timings)")
       .flag("--special", "parse special-token text (<s>, <|im_start|>) in the prompt as tokens")
       .flag("--no-echo", "print only the generated text, not the prompt before it")
-      .flag("--chat", "format the prompt with the model's chat template (ChatML, llama-2/3)")
+      .flag("--chat", "format the prompt with the model's chat template (from its tokenizer.chat_template or architecture)")
+      .option("--chat-template", "NAME", "--chat with this format instead: chatml, llama2, llama3, gemma or phi3")
       .option("--system", "TEXT", "system message for --chat")
       .flag("-i,--interactive", "chat turn by turn, one line of stdin each (default on a terminal)")
       .flag("--json", "print text, token ids, timings and kernels as one JSON document")
@@ -139,6 +141,11 @@ int run_run(int argc, char** argv) {
   request.json = args.has("--json");
   request.chat = args.has("--chat");
   request.system = args.get("--system");
+  request.chat_template = args.get("--chat-template");
+  if (!request.chat_template.empty()) {
+    if (!request.chat) throw error("run: --chat-template: expected --chat with it");
+    ChatTemplate::named(request.chat_template);  // refuse an unknown name before loading
+  }
   request.verbose = args.has("--verbose");
   // Interactive chat: asked for, or a terminal on stdin that no prompt was read from.
   const bool stdin_used = prompt_option && *prompt_option == "-";

@@ -173,7 +173,9 @@ int run_text(const TextRunRequest& request, FILE* in, FILE* out, FILE* log) {
   options.n_predict = request.n_predict;
 
   std::optional<ChatTemplate> chat_template;
-  if (request.chat) chat_template = ChatTemplate::require(*l.file, tokenizer.vocab());
+  if (request.chat)
+    chat_template = request.chat_template.empty() ? ChatTemplate::require(*l.file, tokenizer.vocab())
+                                                  : ChatTemplate::named(request.chat_template);
   report.load_seconds = std::chrono::duration<double>(Clock::now() - load_start).count();
 
   if (!request.chat) {

@@ -31,6 +31,7 @@ struct TextRunRequest {
   bool chat = false;                  // --chat: format with the model's chat template
   bool interactive = false;           // chat turns read from `in` line by line
   std::string system;                 // --system text for chat
+  std::string chat_template;          // --chat-template NAME; "" = the model's own
   bool verbose = false;
 };
 

@@ -60,13 +60,59 @@ std::string apply_llama3(std::span<const ChatMessage> messages, bool add_generat
   return out;
 }
 
+// Gemma has no system role: llama.cpp prepends the system text to the first user turn. The
+// assistant's role is called "model".
+std::string apply_gemma(std::span<const ChatMessage> messages, bool add_generation_prompt) {
+  std::string out, system;
+  for (const ChatMessage& m : messages) {
+    if (m.role == "system") {
+      system += trim(m.content);
+      continue;
+    }
+    const std::string role = m.role == "assistant" ? "model" : m.role;
+    out += "<start_of_turn>" + role + "\n";
+    if (!system.empty() && role != "model") {
+      out += system + "\n\n";
+      system.clear();
+    }
+    out += trim(m.content);
+    out += "<end_of_turn>\n";
+  }
+  if (add_generation_prompt) out += "<start_of_turn>model\n";
+  return out;
+}
+
+std::string apply_phi3(std::span<const ChatMessage> messages, bool add_generation_prompt) {
+  std::string out;
+  for (const ChatMessage& m : messages) out += "<|" + m.role + "|>\n" + m.content + "<|end|>\n";
+  if (add_generation_prompt) out += "<|assistant|>\n";
+  return out;
+}
+
+constexpr ChatFormat kFormats[] = {ChatFormat::kChatML, ChatFormat::kLlama2, ChatFormat::kLlama3,
+                                   ChatFormat::kGemma, ChatFormat::kPhi3};
+
 }  // namespace
+
+ChatTemplate ChatTemplate::named(std::string_view name) {
+  for (ChatFormat f : kFormats)
+    if (name == ChatTemplate(f).name()) return ChatTemplate(f);
+  throw error("chat template '", name, "' is not one of ", known_names());
+}
+
+std::string ChatTemplate::known_names() {
+  std::string out;
+  for (ChatFormat f : kFormats) out += (out.empty() ? "" : ", ") + std::string(ChatTemplate(f).name());
+  return out;
+}
 
 std::optional<ChatFormat> ChatTemplate::recognize(std::string_view jinja) {
   const auto has = [&](std::string_view s) { return jinja.find(s) != std::string_view::npos; };
   if (has("<|im_start|>")) return ChatFormat::kChatML;
   if (has("<|start_header_id|>") && has("<|end_header_id|>")) return ChatFormat::kLlama3;
   if (has("[INST]")) return ChatFormat::kLlama2;
+  if (has("<start_of_turn>")) return ChatFormat::kGemma;
+  if (has("<|assistant|>") && has("<|end|>")) return ChatFormat::kPhi3;
   return std::nullopt;
 }
 
@@ -75,8 +121,13 @@ std::optional<ChatTemplate> ChatTemplate::detect(const GgufFile& file, const Voc
     if (auto format = recognize(text->as_string(names::kChatTemplate))) return ChatTemplate(*format);
     return std::nullopt;  // a template we do not know: do not guess another format
   }
-  if (file.architecture() == "qwen2" || vocab.find("<|im_start|>") != kNoToken)
+  const std::string arch = file.architecture();
+  if (arch == "qwen2" || arch == "qwen3" || vocab.find("<|im_start|>") != kNoToken)
     return ChatTemplate(ChatFormat::kChatML);
+  if (arch == "gemma" || arch == "gemma2" || arch == "gemma3" ||
+      vocab.find("<start_of_turn>") != kNoToken)
+    return ChatTemplate(ChatFormat::kGemma);
+  if (arch == "phi3") return ChatTemplate(ChatFormat::kPhi3);
   if (vocab.find("<|start_header_id|>") != kNoToken) return ChatTemplate(ChatFormat::kLlama3);
   return std::nullopt;
 }
@@ -85,12 +136,12 @@ ChatTemplate ChatTemplate::require(const GgufFile& file, const Vocabulary& vocab
   if (auto found = detect(file, vocab)) return *found;
   if (file.find(names::kChatTemplate) != nullptr)
     throw error(file.path(), ": metadata ", names::kChatTemplate,
-                ": expected a ChatML, llama-2 or llama-3 template, found one that is none of "
-                "them (unsupported chat format)");
+                ": expected a template of a known format (", known_names(),
+                "), found one that is none of them (choose one with --chat-template NAME)");
   throw error(file.path(), ": no chat template: the file has no ", names::kChatTemplate,
               " and architecture '", file.architecture(),
-              "' with this vocabulary has no known chat format (expected ChatML, llama-2 or "
-              "llama-3 tokens); this is probably not a chat model");
+              "' with this vocabulary has no known chat format (known: ", known_names(),
+              "); this is probably not a chat model (or choose one with --chat-template NAME)");
 }
 
 const char* ChatTemplate::name() const {
@@ -98,6 +149,8 @@ const char* ChatTemplate::name() const {
     case ChatFormat::kChatML: return "chatml";
     case ChatFormat::kLlama2: return "llama2";
     case ChatFormat::kLlama3: return "llama3";
+    case ChatFormat::kGemma: return "gemma";
+    case ChatFormat::kPhi3: return "phi3";
   }
   return "?";
 }
@@ -109,6 +162,8 @@ std::string ChatTemplate::apply(std::span<const ChatMessage> messages,
     case ChatFormat::kChatML: return apply_chatml(messages, add_generation_prompt);
     case ChatFormat::kLlama2: return apply_llama2(messages);
     case ChatFormat::kLlama3: return apply_llama3(messages, add_generation_prompt);
+    case ChatFormat::kGemma: return apply_gemma(messages, add_generation_prompt);
+    case ChatFormat::kPhi3: return apply_phi3(messages, add_generation_prompt);
   }
   return {};
 }

@@ -1,5 +1,6 @@
-// Chat prompt formats: ChatML (Qwen2 family), llama-2 ([INST] <<SYS>>) and llama-3
-// (<|start_header_id|>), rendered as llama.cpp's llm_chat_apply_template does. The format is
+// Chat prompt formats: ChatML (Qwen2 and Qwen3), llama-2 ([INST] <<SYS>>), llama-3
+// (<|start_header_id|>), Gemma (<start_of_turn>) and Phi-3 (<|user|>), rendered as llama.cpp's
+// llm_chat_apply_template does. The format is
 // chosen from the model's `tokenizer.chat_template` (recognized by distinctive substrings; the
 // Jinja itself is not run), else from its architecture and vocabulary.
 //
@@ -18,7 +19,7 @@ namespace gguflow {
 
 class GgufFile;
 
-enum class ChatFormat { kChatML, kLlama2, kLlama3 };
+enum class ChatFormat { kChatML, kLlama2, kLlama3, kGemma, kPhi3 };
 
 struct ChatMessage {
   std::string role;     // "system", "user" or "assistant"
@@ -31,16 +32,22 @@ class ChatTemplate {
 
   // The format a Jinja chat template text stands for, or nullopt when not recognized.
   static std::optional<ChatFormat> recognize(std::string_view jinja);
+  // The format named `name` ("chatml", "llama2", "llama3", "gemma", "phi3": --chat-template);
+  // throws gguflow::Error listing the known names otherwise.
+  static ChatTemplate named(std::string_view name);
+  // "chatml, llama2, llama3, gemma, phi3"
+  static std::string known_names();
   // The model's format: its `tokenizer.chat_template` when present and recognized; otherwise
-  // ChatML for the qwen2 architecture or a vocabulary with <|im_start|>, llama-3 for a
-  // vocabulary with <|start_header_id|>. nullopt when none applies.
+  // from the architecture (ChatML for qwen2/qwen3, Gemma for gemma/gemma2/gemma3, Phi-3 for
+  // phi3) or the vocabulary (<|im_start|>, <|start_header_id|>, <start_of_turn>). nullopt when
+  // none applies.
   static std::optional<ChatTemplate> detect(const GgufFile& file, const Vocabulary& vocab);
   // As detect(), but throws gguflow::Error saying why no known template applies (naming the
   // file, the template's presence and the architecture).
   static ChatTemplate require(const GgufFile& file, const Vocabulary& vocab);
 
   ChatFormat format() const { return format_; }
-  const char* name() const;  // "chatml", "llama2", "llama3"
+  const char* name() const;  // "chatml", "llama2", "llama3", "gemma", "phi3"
 
   // Renders the conversation. With `add_generation_prompt`, ends where the assistant's reply
   // begins. Throws gguflow::Error for a role other than system/user/assistant.

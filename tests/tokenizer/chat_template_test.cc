@@ -4,6 +4,7 @@
 
 #include "ops/error.h"
 #include "runtime/gguf/gguf_file.h"
+#include "tests/support/error_of.h"
 #include "tests/support/test_data.h"
 #include "tests/tokenizer/tokenizer_test_util.h"
 
@@ -36,6 +37,44 @@ TEST(ChatTemplate, Llama3) {
             "<|start_header_id|>user<|end_header_id|>\n\nName a color.<|eot_id|>");
 }
 
+// llama.cpp's "gemma" format: no system role (its text opens the first user turn), the
+// assistant is "model", contents trimmed.
+TEST(ChatTemplate, Gemma) {
+  EXPECT_EQ(ChatTemplate(ChatFormat::kGemma).apply(kConversation),
+            "<start_of_turn>user\nBe brief.\n\nHi<end_of_turn>\n"
+            "<start_of_turn>model\nHello!<end_of_turn>\n"
+            "<start_of_turn>user\nName a color.<end_of_turn>\n"
+            "<start_of_turn>model\n");
+}
+
+TEST(ChatTemplate, Phi3) {
+  EXPECT_EQ(ChatTemplate(ChatFormat::kPhi3).apply(kConversation),
+            "<|system|>\nBe brief.<|end|>\n<|user|>\nHi<|end|>\n<|assistant|>\nHello!<|end|>\n"
+            "<|user|>\nName a color.<|end|>\n<|assistant|>\n");
+}
+
+TEST(ChatTemplate, NamedFormatsAndTheErrorListingThem) {
+  for (const char* name : {"chatml", "llama2", "llama3", "gemma", "phi3"})
+    EXPECT_STREQ(ChatTemplate::named(name).name(), name);
+  const std::string message = test::error_of([] { ChatTemplate::named("vicuna"); });
+  EXPECT_NE(message.find("'vicuna'"), std::string::npos) << message;
+  EXPECT_NE(message.find("chatml, llama2, llama3, gemma, phi3"), std::string::npos) << message;
+}
+
+// The family fixtures carry no tokenizer.chat_template: the format follows the architecture.
+TEST(ChatTemplate, FamiliesWithoutATemplateFollowTheirArchitecture) {
+  const std::pair<const char*, const char*> cases[] = {{"synth-qwen3-tiny-f32.gguf", "chatml"},
+                                                       {"synth-gemma2-tiny-f32.gguf", "gemma"},
+                                                       {"synth-gemma3-tiny-f32.gguf", "gemma"},
+                                                       {"synth-phi3-tiny-f32.gguf", "phi3"}};
+  for (const auto& [model, format] : cases) {
+    GGUFLOW_REQUIRE_DATA(std::string("models/") + model);
+    auto file = GgufFile::open(test::data_path(std::string("models/") + model).string());
+    const Vocabulary vocab = Vocabulary::from_gguf(*file);
+    EXPECT_STREQ(ChatTemplate::require(*file, vocab).name(), format) << model;
+  }
+}
+
 TEST(ChatTemplate, RejectsUnknownRoles) {
   const std::vector<ChatMessage> bad = {{"tool", "x"}};
   EXPECT_THROW(ChatTemplate(ChatFormat::kChatML).apply(bad), Error);
@@ -50,7 +89,11 @@ TEST(ChatTemplate, RecognizesJinjaBySubstrings) {
             ChatFormat::kLlama3);
   EXPECT_EQ(ChatTemplate::recognize("{{ bos_token + '[INST] ' + content + ' [/INST]' }}"),
             ChatFormat::kLlama2);
-  EXPECT_EQ(ChatTemplate::recognize("{{ '<start_of_turn>' + role }}"), std::nullopt);
+  EXPECT_EQ(ChatTemplate::recognize("{{ '<start_of_turn>' + role }}"), ChatFormat::kGemma);
+  EXPECT_EQ(ChatTemplate::recognize("{{'<|' + message['role'] + '|>' + '\\n' + content + "
+                                    "'<|end|>'}}{{ '<|assistant|>\\n' }}"),
+            ChatFormat::kPhi3);
+  EXPECT_EQ(ChatTemplate::recognize("{{ 'USER: ' + content + ' ASSISTANT:' }}"), std::nullopt);
 }
 
 TEST(ChatTemplate, Qwen2ArchitectureIsChatMLAndTokenizesToControlTokens) {
