@@ -34,7 +34,9 @@ int run_synth(int argc, char** argv) {
       .option("--seed", "N", "random seed", "0")
       .option("--vocab", "FILE.gguf", "copy the tokenizer of this GGUF (its token count is n_vocab)")
       .option("--name", "TEXT", "general.name (default: synthetic <preset>)")
-      .option("--arch", "A", "llama or qwen2 (qwen2: Q/K/V biases, tied output)")
+      .option("--arch", "A", "llama, qwen2 (Q/K/V biases), qwen3 (q/k norms), gemma2, gemma3 or phi3 (fused QKV); the family's tensor set")
+      .option("--head-dim", "N", "values per attention head (default: n_embd / n_head)")
+      .option("--sliding-window", "N", "attention.sliding_window (gemma2/gemma3/phi3; default: none, gemma3 512)")
       .option("--n-embd", "N", "embedding width")
       .option("--n-layer", "N", "number of blocks")
       .option("--n-head", "N", "attention heads")
@@ -60,11 +62,14 @@ int run_synth(int argc, char** argv) {
   if (args.has("--arch")) {
     s.arch = args.get("--arch");
     if (!args.has("--preset")) {
-      const bool qwen2 = s.arch == "qwen2";
-      s.qkv_bias = qwen2;
-      s.tied_output = qwen2;
-      s.rope_freq_base = qwen2 ? 1e6 : 10000.0;
-      s.rms_eps = qwen2 ? 1e-6 : 1e-5;
+      // The family's usual defaults: Qwen and Gemma tie the lm-head to the embeddings.
+      const bool qwen = s.arch == "qwen2" || s.arch == "qwen3";
+      const bool gemma = s.arch == "gemma2" || s.arch == "gemma3";
+      s.qkv_bias = s.arch == "qwen2";
+      s.tied_output = qwen || gemma;
+      s.rope_freq_base = qwen ? 1e6 : 10000.0;
+      s.rms_eps = qwen || gemma ? 1e-6 : 1e-5;
+      if (s.arch == "gemma3") s.sliding_window = 512;  // gemma3 files always carry it
     }
   }
   if (args.has("--n-embd")) s.n_embd = args.get_int("--n-embd");
@@ -75,6 +80,8 @@ int run_synth(int argc, char** argv) {
   if (args.has("--n-ff")) s.n_ff = args.get_int("--n-ff");
   if (args.has("--n-vocab")) s.n_vocab = args.get_int("--n-vocab");
   if (args.has("--n-ctx")) s.n_ctx = args.get_int("--n-ctx");
+  if (args.has("--head-dim")) s.head_dim = args.get_int("--head-dim");
+  if (args.has("--sliding-window")) s.sliding_window = args.get_int("--sliding-window");
   options.file_type = args.get("--type");
   options.seed = static_cast<uint64_t>(args.get_int("--seed"));
   options.vocab_path = args.get("--vocab");

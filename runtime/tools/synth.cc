@@ -30,6 +30,25 @@ SynthShape qwen2_shape(int64_t n_embd, int64_t n_layer, int64_t n_head, int64_t 
                     /*qkv_bias=*/true, /*tied_output=*/true};
 }
 
+SynthShape qwen3_shape() {
+  SynthShape s{"qwen3", 1024, 28, 16, 8, 3072, 151936, 40960, 1e6, 1e-6, false, true};
+  s.head_dim = 128;
+  return s;
+}
+
+SynthShape gemma3_shape() {
+  SynthShape s{"gemma3", 1152, 26, 4, 1, 6912, 262144, 32768, 1e6, 1e-6, false, true};
+  s.head_dim = 256;
+  s.sliding_window = 512;
+  return s;
+}
+
+SynthShape phi3_shape() {
+  SynthShape s{"phi3", 3072, 32, 32, 32, 8192, 32064, 4096, 10000.0, 1e-5, false, false};
+  s.sliding_window = 2047;
+  return s;
+}
+
 const std::array kPresets = {
     SynthPreset{"qwen2.5-0.5b", "Qwen2.5-0.5B: qwen2, 24 layers, 896 wide, 14/2 heads, FFN 4864",
                 qwen2_shape(896, 24, 14, 2, 4864, 32768)},
@@ -37,6 +56,12 @@ const std::array kPresets = {
                 qwen2_shape(1536, 28, 12, 2, 8960, 32768)},
     SynthPreset{"llama3.2-1b", "Llama-3.2-1B: llama, 16 layers, 2048 wide, 32/8 heads, FFN 8192, tied",
                 SynthShape{"llama", 2048, 16, 32, 8, 8192, 128256, 131072, 500000.0, 1e-5, false, true}},
+    SynthPreset{"qwen3-0.6b", "Qwen3-0.6B: qwen3, 28 layers, 1024 wide, 16/8 heads of 128, FFN 3072, tied",
+                qwen3_shape()},
+    SynthPreset{"gemma3-1b", "Gemma-3-1B: gemma3, 26 layers, 1152 wide, 4/1 heads of 256, FFN 6912, window 512",
+                gemma3_shape()},
+    SynthPreset{"phi3-mini", "Phi-3-mini-4k: phi3, 32 layers, 3072 wide, 32/32 heads, FFN 8192, window 2047",
+                phi3_shape()},
     SynthPreset{"tinyllama-1.1b", "TinyLlama-1.1B: llama, 22 layers, 2048 wide, 32/4 heads, FFN 5632",
                 SynthShape{"llama", 2048, 22, 32, 4, 5632, 32000, 2048, 10000.0, 1e-5, false, false}},
 };
@@ -60,9 +85,11 @@ void check_shape(const SynthShape& s) {
   positive("--n-ff", s.n_ff);
   positive("--n-vocab", s.n_vocab);
   positive("--n-ctx", s.n_ctx);
-  if (s.arch != "llama" && s.arch != "qwen2")
-    throw error("synth: --arch '", s.arch, "' is not supported; expected llama or qwen2");
-  if (s.n_embd % s.n_head != 0)
+  static const char* const kArchs[] = {"llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3"};
+  if (std::find(std::begin(kArchs), std::end(kArchs), s.arch) == std::end(kArchs))
+    throw error("synth: --arch '", s.arch,
+                "' is not supported; expected llama, qwen2, qwen3, gemma2, gemma3 or phi3");
+  if (s.head_dim == 0 && s.n_embd % s.n_head != 0)
     throw error("synth: --n-embd ", s.n_embd, " is not a multiple of --n-head ", s.n_head);
   if (s.n_head % s.n_head_kv != 0)
     throw error("synth: --n-head ", s.n_head, " is not a multiple of --n-head-kv ", s.n_head_kv);
@@ -73,8 +100,10 @@ void check_shape(const SynthShape& s) {
 
 // Every tensor of the model in llama.cpp's order (outside blocks first, then by block), typed
 // by the file type's mix.
+int64_t head_dim_of(const SynthShape& s) { return s.head_dim > 0 ? s.head_dim : s.n_embd / s.n_head; }
+
 std::vector<PlannedTensor> plan(const SynthShape& s, const FileTypeSpec& spec) {
-  const int64_t head_dim = s.n_embd / s.n_head;
+  const int64_t head_dim = head_dim_of(s);
   const uint64_t q_out = static_cast<uint64_t>(s.n_head * head_dim);
   const uint64_t kv_out = static_cast<uint64_t>(s.n_head_kv * head_dim);
   const uint64_t e = static_cast<uint64_t>(s.n_embd), ff = static_cast<uint64_t>(s.n_ff);
@@ -86,21 +115,40 @@ std::vector<PlannedTensor> plan(const SynthShape& s, const FileTypeSpec& spec) {
   add(std::string(names::kTokenEmbd), {e, static_cast<uint64_t>(s.n_vocab)}, Fill::kWeight);
   add(std::string(names::kOutputNorm), {e}, Fill::kNorm);
   if (!s.tied_output) add(std::string(names::kOutput), {e, static_cast<uint64_t>(s.n_vocab)}, Fill::kWeight);
+  const bool qk_norm = a == "qwen3" || a == "gemma3";
+  const bool post_norms = a == "gemma2" || a == "gemma3";
+  const bool fused = a == "phi3";  // attn_qkv, and ffn_up = [gate; up]
+  const uint64_t hd = static_cast<uint64_t>(head_dim);
+  auto layer = [&](const char* pattern, int i) { return names::expand(pattern, a, i); };
   for (int i = 0; i < s.n_layer; ++i) {
     add(names::expand(names::kAttnNorm, a, i), {e}, Fill::kNorm);
-    add(names::expand(names::kAttnQ, a, i), {e, q_out}, Fill::kWeight);
-    add(names::expand(names::kAttnK, a, i), {e, kv_out}, Fill::kWeight);
-    add(names::expand(names::kAttnV, a, i), {e, kv_out}, Fill::kWeight);
+    if (fused) {
+      add(layer("blk.{i}.attn_qkv.weight", i), {e, q_out + 2 * kv_out}, Fill::kWeight);
+    } else {
+      add(names::expand(names::kAttnQ, a, i), {e, q_out}, Fill::kWeight);
+      add(names::expand(names::kAttnK, a, i), {e, kv_out}, Fill::kWeight);
+      add(names::expand(names::kAttnV, a, i), {e, kv_out}, Fill::kWeight);
+    }
+    if (qk_norm) {
+      add(layer("blk.{i}.attn_q_norm.weight", i), {hd}, Fill::kNorm);
+      add(layer("blk.{i}.attn_k_norm.weight", i), {hd}, Fill::kNorm);
+    }
     if (s.qkv_bias) {
       add(names::expand(names::kAttnQBias, a, i), {q_out}, Fill::kWeight);
       add(names::expand(names::kAttnKBias, a, i), {kv_out}, Fill::kWeight);
       add(names::expand(names::kAttnVBias, a, i), {kv_out}, Fill::kWeight);
     }
     add(names::expand(names::kAttnOutput, a, i), {q_out, e}, Fill::kWeight);
+    if (post_norms) add(layer("blk.{i}.post_attention_norm.weight", i), {e}, Fill::kNorm);
     add(names::expand(names::kFfnNorm, a, i), {e}, Fill::kNorm);
-    add(names::expand(names::kFfnGate, a, i), {e, ff}, Fill::kWeight);
-    add(names::expand(names::kFfnUp, a, i), {e, ff}, Fill::kWeight);
+    if (fused) {
+      add(names::expand(names::kFfnUp, a, i), {e, 2 * ff}, Fill::kWeight);
+    } else {
+      add(names::expand(names::kFfnGate, a, i), {e, ff}, Fill::kWeight);
+      add(names::expand(names::kFfnUp, a, i), {e, ff}, Fill::kWeight);
+    }
     add(names::expand(names::kFfnDown, a, i), {ff, e}, Fill::kWeight);
+    if (post_norms) add(layer("blk.{i}.post_ffw_norm.weight", i), {e}, Fill::kNorm);
   }
   std::vector<std::string> tensor_names;
   for (const PlannedTensor& p : out) tensor_names.push_back(p.t.name);
@@ -215,9 +263,17 @@ SynthReport synth_model(const SynthOptions& options,
   writer.set_u32(names::expand(names::kHeadCountKv, a), static_cast<uint32_t>(shape.n_head_kv));
   writer.set_f32(names::expand(names::kRopeFreqBase, a), static_cast<float>(shape.rope_freq_base));
   writer.set_f32(names::expand(names::kRmsEpsilon, a), static_cast<float>(shape.rms_eps));
-  if (a == "llama")
+  const int64_t head_dim = head_dim_of(shape);
+  if (shape.head_dim > 0) {
+    writer.set_u32(names::expand("{arch}.attention.key_length", a), static_cast<uint32_t>(head_dim));
+    writer.set_u32(names::expand("{arch}.attention.value_length", a), static_cast<uint32_t>(head_dim));
+  }
+  if (a == "llama" || a == "phi3" || shape.n_rot > 0)
     writer.set_u32(names::expand(names::kRopeDimensionCount, a),
-                   static_cast<uint32_t>(shape.n_embd / shape.n_head));
+                   static_cast<uint32_t>(shape.n_rot > 0 ? shape.n_rot : head_dim));
+  if (shape.sliding_window > 0)
+    writer.set_u32(names::expand("{arch}.attention.sliding_window", a),
+                   static_cast<uint32_t>(shape.sliding_window));
   writer.set_u32(names::kFileType, spec.ftype);
   writer.set_u32("general.quantization_version", kQuantizationVersion);
   if (!options.vocab_path.empty()) {

@@ -17,8 +17,11 @@
 
 namespace gguflow {
 
+// The tensor set follows the architecture: llama and qwen2 (pre-norm blocks, SwiGLU; qwen2
+// with Q/K/V biases), qwen3 (+ per-head q/k norms), gemma2 (+ post-attention and post-FFN
+// norms), gemma3 (gemma2 + q/k norms), phi3 (fused attn_qkv, gate and up fused in ffn_up).
 struct SynthShape {
-  std::string arch = "llama";  // llama | qwen2 (general.architecture)
+  std::string arch = "llama";  // llama | qwen2 | qwen3 | gemma2 | gemma3 | phi3
   int64_t n_embd = 0;
   int64_t n_layer = 0;
   int64_t n_head = 0;
@@ -30,6 +33,9 @@ struct SynthShape {
   double rms_eps = 1e-5;
   bool qkv_bias = false;     // attn_q/k/v biases (qwen2)
   bool tied_output = false;  // no output.weight; token_embd is the output projection
+  int64_t head_dim = 0;        // attention.key_length/value_length; 0: n_embd / n_head, unwritten
+  int64_t n_rot = 0;           // rope.dimension_count; 0: head_dim (written for llama and phi3)
+  int64_t sliding_window = 0;  // attention.sliding_window; 0: unwritten
 };
 
 struct SynthPreset {

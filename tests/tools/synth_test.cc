@@ -60,6 +60,35 @@ TEST(SynthPlan, Qwen25HalfBillionQ4KMMatchesTheRealFile) {
   EXPECT_NEAR(bytes / 1048576.0, 373.7, 0.1);  // "about 374 MiB"
 }
 
+const SynthTensor* find_tensor(const std::vector<SynthTensor>& plan, const std::string& name) {
+  for (const SynthTensor& t : plan)
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+// The family presets carry each family's tensor set with the real shapes (ARCHS.md lists the
+// sets; the shapes are those of the published checkpoints).
+TEST(SynthPlan, FamilyPresetsHaveTheirTensorSets) {
+  const auto qwen3 = synth_tensor_plan(find_synth_preset("qwen3-0.6b")->shape, "Q4_K_M");
+  EXPECT_EQ(qwen3.size(), 2u + 28u * 11u);  // no output (tied); q/k norms, no biases
+  ASSERT_NE(find_tensor(qwen3, "blk.27.attn_k_norm.weight"), nullptr);
+  EXPECT_EQ(find_tensor(qwen3, "blk.0.attn_q_norm.weight")->dims, (std::vector<uint64_t>{128}));
+  EXPECT_EQ(find_tensor(qwen3, "blk.0.attn_q.weight")->dims, (std::vector<uint64_t>{1024, 2048}));
+  EXPECT_EQ(find_tensor(qwen3, "blk.0.attn_q.bias"), nullptr);
+
+  const auto gemma3 = synth_tensor_plan(find_synth_preset("gemma3-1b")->shape, "Q4_K_M");
+  EXPECT_EQ(gemma3.size(), 2u + 26u * 13u);
+  ASSERT_NE(find_tensor(gemma3, "blk.3.post_ffw_norm.weight"), nullptr);
+  ASSERT_NE(find_tensor(gemma3, "blk.3.post_attention_norm.weight"), nullptr);
+  EXPECT_EQ(find_tensor(gemma3, "blk.0.attn_k.weight")->dims, (std::vector<uint64_t>{1152, 256}));
+
+  const auto phi3 = synth_tensor_plan(find_synth_preset("phi3-mini")->shape, "Q4_K_M");
+  EXPECT_EQ(phi3.size(), 3u + 32u * 6u);  // output.weight; qkv, output, up, down and two norms
+  EXPECT_EQ(find_tensor(phi3, "blk.0.attn_qkv.weight")->dims, (std::vector<uint64_t>{3072, 9216}));
+  EXPECT_EQ(find_tensor(phi3, "blk.0.ffn_up.weight")->dims, (std::vector<uint64_t>{3072, 16384}));
+  EXPECT_EQ(find_tensor(phi3, "blk.0.ffn_gate.weight"), nullptr);
+}
+
 TEST(SynthPlan, Q8_0AndF16Mixes) {
   const SynthShape shape = find_synth_preset("qwen2.5-0.5b")->shape;
   for (const SynthTensor& t : synth_tensor_plan(shape, "Q8_0"))
