@@ -7,7 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <initializer_list>
 #include <map>
+#include <utility>
 #include <string>
 
 #include "ops/error.h"
@@ -49,6 +51,10 @@ graph::ExprValue eval(const std::string& text) {
 }
 int64_t int_of(const std::string& text) { return std::get<int64_t>(eval(text).value); }
 double float_of(const std::string& text) { return std::get<double>(eval(text).value); }
+// Each expression evaluates to the integer beside it.
+void expect_ints(std::initializer_list<std::pair<const char*, int64_t>> cases) {
+  for (const auto& [text, want] : cases) EXPECT_EQ(int_of(text), want) << text;
+}
 std::string error_of(const std::string& text) {
   try {
     eval(text);
@@ -59,24 +65,18 @@ std::string error_of(const std::string& text) {
 }
 
 TEST(Expression, ComparisonsGiveOneOrZero) {
-  EXPECT_EQ(int_of("3 == 3"), 1);
-  EXPECT_EQ(int_of("3 != 3"), 0);
-  EXPECT_EQ(int_of("2 < 3"), 1);
-  EXPECT_EQ(int_of("3 < 3"), 0);
-  EXPECT_EQ(int_of("3 <= 3"), 1);
-  EXPECT_EQ(int_of("4 <= 3"), 0);
-  EXPECT_EQ(int_of("4 > 3"), 1);
-  EXPECT_EQ(int_of("3 > 3"), 0);
-  EXPECT_EQ(int_of("3 >= 3"), 1);
-  EXPECT_EQ(int_of("2 >= 3"), 0);
+  expect_ints({
+      {"3 == 3", 1}, {"3 != 3", 0}, {"2 < 3", 1}, {"3 < 3", 0}, {"3 <= 3", 1}, {"4 <= 3", 0},
+      {"4 > 3", 1}, {"3 > 3", 0}, {"3 >= 3", 1}, {"2 >= 3", 0}
+  });
   // Numbers compare as numbers, int with float; large ints exactly.
-  EXPECT_EQ(int_of("3 == 3.0"), 1);
-  EXPECT_EQ(int_of("2.5 < 3"), 1);
-  EXPECT_EQ(int_of("9007199254740993 > 9007199254740992"), 1);
+  expect_ints({
+      {"3 == 3.0", 1}, {"2.5 < 3", 1}, {"9007199254740993 > 9007199254740992", 1}
+  });
   // Strings with == and != only.
-  EXPECT_EQ(int_of("arch == 'gemma2'"), 1);
-  EXPECT_EQ(int_of("arch != 'gemma2'"), 0);
-  EXPECT_EQ(int_of("'a' == 'b'"), 0);
+  expect_ints({
+      {"arch == 'gemma2'", 1}, {"arch != 'gemma2'", 0}, {"'a' == 'b'", 0}
+  });
   EXPECT_THAT(error_of("arch < 'z'"),
               HasSubstr("expected numbers on both sides of '<', found 'gemma2' and 'z'"));
   EXPECT_THAT(error_of("arch == 1"),
@@ -84,37 +84,34 @@ TEST(Expression, ComparisonsGiveOneOrZero) {
 }
 
 TEST(Expression, Precedence) {
-  // Arithmetic binds tighter than ?? , ?? tighter than comparisons, comparisons than ?:.
-  EXPECT_EQ(int_of("1 + 2 * 3 == 7"), 1);
-  EXPECT_EQ(int_of("i % 2 == 0"), 1);
-  EXPECT_EQ(int_of("missing.key ?? 5 == 5"), 1);
-  EXPECT_EQ(int_of("1 < 2 ? 10 : 20"), 10);
-  EXPECT_EQ(int_of("1 + 1 == 3 ? 10 : 20 + 1"), 21);
-  EXPECT_EQ(int_of("-2 * 3"), -6);
+  // Arithmetic binds tighter than ??, ?? tighter than comparisons, comparisons than ?:.
+  expect_ints({
+      {"1 + 2 * 3 == 7", 1}, {"i % 2 == 0", 1}, {"missing.key ?? 5 == 5", 1},
+      {"1 < 2 ? 10 : 20", 10}, {"1 + 1 == 3 ? 10 : 20 + 1", 21}, {"-2 * 3", -6}
+  });
   // No chained comparisons: parentheses say what is meant.
   EXPECT_THAT(error_of("1 < 2 < 3"), HasSubstr("at character 7: expected one comparison (write (a < b) < c), found '<'"));
   EXPECT_EQ(int_of("(1 < 2) < 3"), 1);
 }
 
 TEST(Expression, ConditionalsNestToTheRight) {
-  EXPECT_EQ(int_of("i % 2 == 0 ? n_swa : 0"), 16);  // gemma2: even layers slide
-  EXPECT_EQ(int_of("1 ? 2 : 0 ? 3 : 4"), 2);
-  EXPECT_EQ(int_of("0 ? 2 : 0 ? 3 : 4"), 4);
-  EXPECT_EQ(int_of("0 ? 2 : 1 ? 3 : 4"), 3);
-  EXPECT_EQ(int_of("1 ? 0 ? 5 : 6 : 7"), 6);   // a ? (b ? c : d) : e
-  EXPECT_EQ(int_of("(0 ? 1 : 2) + 1"), 3);
+  expect_ints({
+      {"i % 2 == 0 ? n_swa : 0", 16},  // gemma2: even layers slide
+      {"1 ? 2 : 0 ? 3 : 4", 2}, {"0 ? 2 : 0 ? 3 : 4", 4}, {"0 ? 2 : 1 ? 3 : 4", 3},
+      {"1 ? 0 ? 5 : 6 : 7", 6},  // a ? (b ? c : d) : e
+      {"(0 ? 1 : 2) + 1", 3}
+  });
   EXPECT_DOUBLE_EQ(float_of("(i + 1) % 6 != 0 ? 10000.0 : rope_base"), 10000.0);  // gemma3
-  EXPECT_EQ(int_of("0.5 ? 1 : 2"), 1);           // a float condition: non-zero is true
+  EXPECT_EQ(int_of("0.5 ? 1 : 2"), 1);  // a float condition: non-zero is true
   EXPECT_THAT(error_of("arch ? 1 : 2"), HasSubstr("expected a number as the condition before '?', found 'gemma2'"));
 }
 
 TEST(Expression, OnlyTheChosenBranchIsComputed) {
   // The other branch's missing key, division by zero or type error does not matter...
-  EXPECT_EQ(int_of("1 ? 2 : missing.key"), 2);
-  EXPECT_EQ(int_of("0 ? missing.key : 3"), 3);
-  EXPECT_EQ(int_of("i == 0 ? 0 : 12 / i"), 3);
-  EXPECT_EQ(int_of("i != 0 ? 1 : 12 / (i - 4)"), 1);
-  EXPECT_EQ(int_of("1 ? 1 : arch * 2"), 1);
+  expect_ints({
+      {"1 ? 2 : missing.key", 2}, {"0 ? missing.key : 3", 3}, {"i == 0 ? 0 : 12 / i", 3},
+      {"i != 0 ? 1 : 12 / (i - 4)", 1}, {"1 ? 1 : arch * 2", 1}
+  });
   // ...but the chosen branch's does, and a misspelt name is an error in either branch.
   const graph::ExprValue m = eval("0 ? 2 : missing.key");
   EXPECT_TRUE(m.missing);
@@ -151,9 +148,10 @@ TEST(Expression, ErrorsSayWhereWhatAndFound) {
 TEST(Expression, IntegerEdgesAreErrorsOrDefined) {
   EXPECT_THAT(error_of("big / minus_one"),
               HasSubstr("expected a result of '/' within 64-bit integers, found -9223372036854775808 / -1"));
-  EXPECT_EQ(int_of("big % minus_one"), 0);
-  EXPECT_EQ(int_of("7 % -1"), 0);
-  EXPECT_EQ(int_of("-7 % 2"), -1);  // truncating, as C++
+  expect_ints({
+      {"big % minus_one", 0}, {"7 % -1", 0},
+      {"-7 % 2", -1}  // truncating, as C++
+  });
   EXPECT_EQ(int_of("big / 1"), INT64_MIN);
   EXPECT_THAT(error_of("-big"), HasSubstr("expected a result of '-' within 64-bit integers"));
   EXPECT_THAT(error_of("big - 1"), HasSubstr("within 64-bit integers"));
