@@ -1,5 +1,6 @@
 #include "ops/attention.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -18,28 +19,37 @@ void kv_cache_store(const AttentionShape& s, const float* k_new, const float* v_
   }
 }
 
-void attention_heads(const GguflowKernels& k, const AttentionShape& s, const float* q,
-                     const int32_t* positions, const KvCacheView& cache, int64_t task_begin,
-                     int64_t task_end, float* scores, float* out) {
+void attention_heads(const GguflowKernels& k, const AttentionShape& s,
+                     const AttentionScoring& scoring, const float* q, const int32_t* positions,
+                     const KvCacheView& cache, int64_t task_begin, int64_t task_end,
+                     float* scores, float* out) {
   GGUFLOW_CHECK(s.n_kv_head > 0 && s.n_head % s.n_kv_head == 0);
+  GGUFLOW_CHECK(scoring.window >= 0 && scoring.softcap >= 0);
   const int64_t group = s.n_head / s.n_kv_head;
   const int64_t hd = s.head_dim;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  const float scale =
+      scoring.scale != 0 ? scoring.scale : 1.0f / std::sqrt(static_cast<float>(hd));
+  const float cap = scoring.softcap;
   for (int64_t task = task_begin; task < task_end; ++task) {
     const int64_t t = task / s.n_head;
     const int64_t h = task % s.n_head;
     const int64_t kvh = h / group;
-    const int64_t n_keys = positions[t] + 1;  // causal: slots 0..p
-    GGUFLOW_CHECK(n_keys <= cache.n_ctx);
+    const int64_t p = positions[t];
+    GGUFLOW_CHECK(0 <= p && p < cache.n_ctx);
+    // Causal: slots 0..p; a sliding window keeps the last `window` of them.
+    const int64_t first = scoring.window > 0 ? std::max<int64_t>(0, p - scoring.window + 1) : 0;
+    const int64_t n_keys = p + 1 - first;
+    const float* kh = cache.k + first * s.kv_row() + kvh * hd;
+    const float* vh = cache.v + first * s.kv_row() + kvh * hd;
     const float* qh = q + t * s.q_row() + h * hd;
-    for (int64_t j = 0; j < n_keys; ++j)
-      scores[j] = k.dot_f32(qh, cache.k + j * s.kv_row() + kvh * hd, hd);
+    for (int64_t j = 0; j < n_keys; ++j) scores[j] = k.dot_f32(qh, kh + j * s.kv_row(), hd);
     k.scale_f32(scale, scores, n_keys);
+    if (cap > 0)
+      for (int64_t j = 0; j < n_keys; ++j) scores[j] = cap * std::tanh(scores[j] / cap);
     k.softmax_f32(scores, n_keys);
     float* oh = out + t * s.q_row() + h * hd;
     std::memset(oh, 0, sizeof(float) * hd);
-    for (int64_t j = 0; j < n_keys; ++j)
-      k.axpy_f32(scores[j], cache.v + j * s.kv_row() + kvh * hd, oh, hd);
+    for (int64_t j = 0; j < n_keys; ++j) k.axpy_f32(scores[j], vh + j * s.kv_row(), oh, hd);
   }
 }
 

@@ -1,9 +1,12 @@
 // attention: causal grouped-query self-attention over a per-layer f32 KV cache.
 //
 // Query head h reads KV head h / (n_head / n_kv_head). A token at position p attends to the
-// cache slots 0..p (the cache holds one sequence, slot = position). Scores are scaled by
-// 1/sqrt(head_dim) and normalised with the kernel table's softmax; the output of a head is
-// sum_j a_j V[j], accumulated in order j = 0..p, so results do not depend on the thread split.
+// cache slots 0..p (the cache holds one sequence, slot = position), or with a sliding window W
+// to the slots max(0, p - W + 1)..p (key j is masked iff p - j >= W; the cache still holds every
+// position). Each score is s = scale * (q . k) (scale 1/sqrt(head_dim) unless given), then
+// soft-capped s = c * tanh(s / c) when a cap c is given (gemma2), then normalised with the kernel
+// table's softmax over the visible keys; the output of a head is sum_j a_j V[j], accumulated in
+// order of j, so results do not depend on the thread split.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +21,13 @@ struct AttentionShape {
   int64_t head_dim = 0;
   int64_t q_row() const { return n_head * head_dim; }
   int64_t kv_row() const { return n_kv_head * head_dim; }
+};
+
+// How one query's scores are formed; the defaults are plain causal attention.
+struct AttentionScoring {
+  float scale = 0;     // factor of q . k; 0: 1.0f / sqrt(float(head_dim))
+  float softcap = 0;   // c > 0: s -> c * tanh(s / c) after the scale, before the softmax
+  int64_t window = 0;  // W > 0: keys max(0, p - W + 1)..p only; 0: keys 0..p
 };
 
 // One layer's cache: k, v: [n_ctx][kv_row] f32, slot = position.
@@ -35,8 +45,9 @@ void kv_cache_store(const AttentionShape& s, const float* k_new, const float* v_
 // Computes heads [task_begin, task_end) of the flattened (token, head) index
 // task = t * n_head + h. q: [n_tokens][q_row]; out: [n_tokens][q_row];
 // scores: scratch of cache.n_ctx floats, private to the calling thread.
-void attention_heads(const GguflowKernels& k, const AttentionShape& s, const float* q,
-                     const int32_t* positions, const KvCacheView& cache, int64_t task_begin,
-                     int64_t task_end, float* scores, float* out);
+void attention_heads(const GguflowKernels& k, const AttentionShape& s,
+                     const AttentionScoring& scoring, const float* q, const int32_t* positions,
+                     const KvCacheView& cache, int64_t task_begin, int64_t task_end,
+                     float* scores, float* out);
 
 }  // namespace gguflow::ops

@@ -12,7 +12,13 @@ const AttrList<AttentionAttrs>& attention_attr_list() {
       AttrList<AttentionAttrs>()
           .required("n_head", &AttentionAttrs::n_head, "query heads")
           .required("n_head_kv", &AttentionAttrs::n_head_kv, "key/value heads")
-          .required("cache", &AttentionAttrs::cache, "name of a declared kv_cache state");
+          .required("cache", &AttentionAttrs::cache, "name of a declared kv_cache state")
+          .optional("window", &AttentionAttrs::window, 0,
+                    "sliding window: position i sees keys j with i - j < window; 0 = all of 0..i")
+          .optional("softcap", &AttentionAttrs::softcap, 0.0,
+                    "scores s -> softcap * tanh(s / softcap) before the softmax; 0 = none")
+          .optional("scale", &AttentionAttrs::scale, 0.0,
+                    "factor of the q.k scores; 0 = 1/sqrt(head_dim)");
   return list;
 }
 
@@ -30,6 +36,10 @@ std::string attention_shape(const ShapeQuery& q, std::vector<Shape>* out) {
   if (a.n_head <= 0 || a.n_head_kv <= 0 || a.n_head % a.n_head_kv != 0)
     return "expected n_head_kv (" + std::to_string(a.n_head_kv) + ") to divide n_head (" +
            std::to_string(a.n_head) + "), both positive";
+  if (a.window < 0 || a.softcap < 0 || a.scale < 0)
+    return "expected window, softcap and scale >= 0 (0 = the default), found window " +
+           std::to_string(a.window) + ", softcap " + attr_to_string(a.softcap) + ", scale " +
+           attr_to_string(a.scale);
   const Shape& qs = *q.inputs[kAttnQ];
   if (qs[0] % a.n_head != 0)
     return "expected n_head (" + std::to_string(a.n_head) + ") to divide the query's ne0, found " +
@@ -57,6 +67,10 @@ AttentionShape attention_geometry(const AttentionAttrs& a, const Shape& q) {
   return shape;
 }
 
+AttentionScoring attention_scoring(const AttentionAttrs& a) {
+  return {static_cast<float>(a.scale), static_cast<float>(a.softcap), a.window};
+}
+
 std::string check_kv_state(const ShapeQuery& node, const Attrs& state, KvWidths* widths) {
   const AttentionAttrs a = attention_attr_list().parse(*node.attrs);
   const int64_t head_dim = node.inputs[kAttnQ]->dims[0] / a.n_head;
@@ -73,15 +87,16 @@ std::string check_kv_state(const ShapeQuery& node, const Attrs& state, KvWidths*
 namespace {
 
 BoundOp bind_attention(Binder& b) {
-  const AttentionShape shape =
-      attention_geometry(attention_attr_list().parse(b.attrs()), *b.input_shape(kAttnQ));
+  const AttentionAttrs a = attention_attr_list().parse(b.attrs());
+  const AttentionShape shape = attention_geometry(a, *b.input_shape(kAttnQ));
+  const AttentionScoring scoring = attention_scoring(a);
   const KvCacheView cache = b.kv_cache();
   const int64_t n_ctx = b.n_ctx();
   const GguflowKernels& k = b.kernels();
   const Parallel& par = b.parallel();
   // Scores of one (token, head) task: n_ctx floats per thread.
   return {{sizeof(float) * static_cast<size_t>(n_ctx * b.max_threads())},
-          [&k, &par, shape, cache, n_ctx](const StepView& s, const NodeIo& io) {
+          [&k, &par, shape, scoring, cache, n_ctx](const StepView& s, const NodeIo& io) {
             const int32_t* pos = at<const int32_t>(s, io.inputs[kAttnPositions]);
             kv_cache_store(shape, at<const float>(s, io.inputs[kAttnK]),
                            at<const float>(s, io.inputs[kAttnV]), pos, s.n_tokens, cache);
@@ -89,8 +104,8 @@ BoundOp bind_attention(Binder& b) {
             float* out = at<float>(s, io.outputs[0]);
             float* scores = at<float>(s, io.scratch[0]);
             parallel_rows(par, s.n_tokens * shape.n_head, 1, [&](int64_t t0, int64_t t1) {
-              attention_heads(k, shape, q, pos, cache, t0, t1, scores + par.thread_index() * n_ctx,
-                              out);
+              attention_heads(k, shape, scoring, q, pos, cache, t0, t1,
+                              scores + par.thread_index() * n_ctx, out);
             });
           }};
 }
@@ -100,8 +115,8 @@ BoundOp bind_attention(Binder& b) {
 const OpSchema& attention_op() {
   static const OpSchema op{
       "attention", OpKind::kAttention,
-      "appends k, v to the cache at positions; causal grouped-query attention, scale "
-      "1/sqrt(head_dim)",
+      "appends k, v to the cache at positions; causal grouped-query attention: "
+      "softmax(cap(scale * q.k)) over the keys in the window",
       attention_inputs(),
       {},
       attention_attr_list().specs(),

@@ -17,6 +17,9 @@ struct AttentionAttrs {
   int64_t n_head = 0;
   int64_t n_head_kv = 0;
   std::string cache;  // the kv_cache state the node appends to
+  int64_t window = 0;  // sliding window; 0: none
+  double softcap = 0;  // score soft-cap; 0: none
+  double scale = 0;    // factor of q . k; 0: 1/sqrt(head_dim)
 };
 const AttrList<AttentionAttrs>& attention_attr_list();
 
@@ -28,6 +31,9 @@ std::string attention_shape(const ShapeQuery& q, std::vector<Shape>* out);
 
 // The head geometry of a node whose shapes passed attention_shape.
 AttentionShape attention_geometry(const AttentionAttrs& a, const Shape& q);
+
+// The scores' scale, soft-cap and window (attention.h) from the typed attributes.
+AttentionScoring attention_scoring(const AttentionAttrs& a);
 
 // The declared state's n_head_kv and head_dim must be the node's; `widths` = full rows.
 std::string check_kv_state(const ShapeQuery& node, const Attrs& state, KvWidths* widths);

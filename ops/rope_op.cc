@@ -10,6 +10,7 @@ namespace gguflow::ops {
 namespace {
 
 enum : size_t { kX = 0, kPositions = 1 };  // inputs
+enum : size_t { kFreqFactors = 0 };         // weights
 
 constexpr Choice<RopePairing> kPairings[] = {{"normal", RopePairing::kNormal},
                                             {"neox", RopePairing::kNeox}};
@@ -43,6 +44,12 @@ std::string rope_shape(const ShapeQuery& q, std::vector<Shape>* out) {
   if (a.n_rot <= 0 || a.n_rot > a.head_dim || a.n_rot % 2 != 0)
     return "expected n_rot to be even and in 2.." + std::to_string(a.head_dim) +
            " (head_dim), found " + std::to_string(a.n_rot);
+  if (q.weights.size() > kFreqFactors && q.weights[kFreqFactors]) {
+    const Shape& f = *q.weights[kFreqFactors];
+    if (f.rank() != 1 || f[0] != a.n_rot / 2)
+      return "expected freq_factors of shape [" + std::to_string(a.n_rot / 2) + "] (n_rot / 2, n_rot " +
+             std::to_string(a.n_rot) + "), found " + shape_of(q, true, kFreqFactors);
+  }
   if ((*q.inputs[kPositions])[0] != x[1])
     return "expected one position per input row, found " + shape_of(q, false, kX) + " and " +
            shape_of(q, false, kPositions);
@@ -57,13 +64,15 @@ BoundOp bind_rope(Binder& b) {
   const RopePairing pairing = a.pairing;
   const int64_t row = row_length(*b.input_shape(kX));
   const int64_t n_heads = row / head_dim;
+  const float* factors = b.f32_weight(kFreqFactors);  // nullptr when absent
   const GguflowKernels& k = b.kernels();
   return {{sizeof(float) * static_cast<size_t>(n_rot * b.max_tokens())},  // cos, sin per token
-          [&k, head_dim, n_rot, base, pairing, row, n_heads](const StepView& s, const NodeIo& io) {
+          [&k, head_dim, n_rot, base, factors, pairing, row, n_heads](const StepView& s,
+                                                                      const NodeIo& io) {
             const int32_t* pos = at<const int32_t>(s, io.inputs[kPositions]);
             float* cos_sin = at<float>(s, io.scratch[0]);
             float* y = at<float>(s, io.outputs[0]);
-            rope_cos_sin(pos, s.n_tokens, n_rot, base, cos_sin);
+            rope_cos_sin(pos, s.n_tokens, n_rot, base, cos_sin, factors);
             std::memcpy(y, at<const float>(s, io.inputs[kX]), sizeof(float) * row * s.n_tokens);
             rope(k, y, s.n_tokens, n_heads, head_dim, n_rot, cos_sin, pairing);
           }};
@@ -77,10 +86,11 @@ const OpSchema& rope_op() {
       "rotary position embedding per head; normal pairs (2i, 2i+1), neox pairs (i, i+n_rot/2)",
       {{"x", false, DType::kF32, "[head_dim * heads, T]"},
        {"positions", false, DType::kI32, "[T]", Feed::kPositions}},
-      {},
+      {{"freq_factors", true,
+        "[n_rot/2]: theta_i is divided by factor i (Llama 3.x rope_freqs.weight)"}},
       attr_list().specs(),
       {{"out", DType::kF32}},
-      "x [head_dim * heads, T], positions [T] -> [head_dim * heads, T]",
+      "x [head_dim * heads, T], positions [T], freq_factors? [n_rot/2] -> [head_dim * heads, T]",
       rope_shape, bind_rope, {}};
   return op;
 }

@@ -1,14 +1,25 @@
 // Parameter expressions: the small language of `params:` values and `${...}` attributes.
 //
-//   expr     := additive ("??" additive)*      a ?? b: b when a is missing (an absent key)
-//   additive := term (("+" | "-") term)*
-//   term     := unary (("*" | "/" | "%") unary)*
-//   unary    := "-" unary | primary
-//   primary  := NUMBER | 'string' | NAME | KEY | dim(TENSOR, AXIS) | "(" expr ")"
+//   expr        := comparison ("?" expr ":" expr)?   cond ? a : b, right-associative; the
+//                                                   condition is a number, non-zero = true
+//   comparison  := fallback (("==" | "!=" | "<" | "<=" | ">" | ">=") fallback)?
+//                                                   1 or 0; numbers as numbers, strings with
+//                                                   == and != only; no chains (a < b < c)
+//   fallback    := additive ("??" additive)*        a ?? b: b when a is missing (an absent key)
+//   additive    := term (("+" | "-") term)*
+//   term        := unary (("*" | "/" | "%") unary)*
+//   unary       := "-" unary | primary
+//   primary     := NUMBER | 'string' | NAME | KEY | dim(TENSOR, AXIS) | sqrt(expr) | "(" expr ")"
+//
+// Only the branch a conditional takes is computed (the other is parsed and its names looked up,
+// so a misspelt name is an error either way; a missing key or a division by zero there is not).
+// A missing operand makes a comparison, arithmetic or sqrt missing; a missing condition makes
+// the conditional missing. Integer overflow (INT64_MIN / -1 included) is an error; x % -1 is 0.
+// At most 256 parentheses, calls, conditionals and signs nest.
 //
 // NAME is a parameter (or a repeat variable such as `i`); KEY contains a dot and is GGUF metadata,
 // with `{arch}` standing for general.architecture (`{arch}.block_count`). Integer arithmetic
-// stays integer (division truncates); any float operand makes the result a float.
+// stays integer (division truncates); any float operand makes the result a float; sqrt is float.
 #pragma once
 
 #include <string>

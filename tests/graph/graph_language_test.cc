@@ -141,6 +141,31 @@ TEST(GraphLanguage, ExpressionsArithmeticFallbackAndDim) {
   EXPECT_EQ(std::get<std::string>(g.find_param("u")->value), "text");
 }
 
+// Per-layer values from the repeat variable: gemma2's sliding even layers, gemma3's global
+// every sixth layer, a query scale from sqrt, all inside the decode graph's repeat block.
+TEST(GraphLanguage, ConditionalAttributesFollowTheLayerIndex) {
+  GGUFLOW_REQUIRE_DATA("models/stories260K.gguf");
+  std::string text = read_text(decode_yaml());
+  text = replace_once(text, "  n_rot:", "  n_swa: 16\n  n_rot:");
+  text = replace_once(text, "cache: \"kv.{i}\",",
+                      "cache: \"kv.{i}\", window: \"${i % 2 == 0 ? n_swa : 0}\", softcap: "
+                      "\"${sqrt(n_swa)}\", scale: \"${1.0 / sqrt(head_dim)}\",");
+  text = replace_once(text, "n_rot: $n_rot, base: $rope_base",
+                      "n_rot: $n_rot, base: \"${(i + 1) % 3 != 0 ? 10000.0 : rope_base * 2}\"");
+  const Graph g = graph::load_graph_text(text, "layers.yaml", stories());
+  const ModelHparams hp = read_model_hparams(*g.model_file);
+  ASSERT_GE(hp.n_layer, 3);
+  for (int64_t i = 0; i < hp.n_layer; ++i) {
+    const std::string blk = "blk." + std::to_string(i);
+    const auto& attn = g.nodes[static_cast<size_t>(g.find_node(blk + ".attention"))].attrs;
+    EXPECT_EQ(attn.get_int("window"), i % 2 == 0 ? 16 : 0) << blk;
+    EXPECT_DOUBLE_EQ(attn.get_float("softcap"), 4.0);
+    EXPECT_DOUBLE_EQ(attn.get_float("scale"), 1.0 / std::sqrt(double(hp.head_dim)));
+    const auto& rope = g.nodes[static_cast<size_t>(g.find_node(blk + ".rope_q"))].attrs;
+    EXPECT_DOUBLE_EQ(rope.get_float("base"), (i + 1) % 3 != 0 ? 10000.0 : 2 * hp.rope_freq_base) << blk;
+  }
+}
+
 TEST(GraphLanguage, OptionalBiasesAndTiedOutputFollowTheModel) {
   GGUFLOW_REQUIRE_DATA("models/synth-qwen2-tiny-f32.gguf");
   auto qwen = GgufFile::open(data_path("models/synth-qwen2-tiny-f32.gguf").string());
