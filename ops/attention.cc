@@ -13,9 +13,10 @@ void kv_cache_store(const AttentionShape& s, const float* k_new, const float* v_
   const int64_t row = s.kv_row();
   for (int64_t t = 0; t < n_tokens; ++t) {
     const int64_t p = positions[t];
-    GGUFLOW_CHECK(0 <= p && p < cache.n_ctx);
-    std::memcpy(cache.k + p * row, k_new + t * row, sizeof(float) * row);
-    std::memcpy(cache.v + p * row, v_new + t * row, sizeof(float) * row);
+    GGUFLOW_CHECK(0 <= p);
+    const int64_t r = p % cache.rows;
+    std::memcpy(cache.k + r * row, k_new + t * row, sizeof(float) * row);
+    std::memcpy(cache.v + r * row, v_new + t * row, sizeof(float) * row);
   }
 }
 
@@ -35,21 +36,29 @@ void attention_heads(const GguflowKernels& k, const AttentionShape& s,
     const int64_t h = task % s.n_head;
     const int64_t kvh = h / group;
     const int64_t p = positions[t];
-    GGUFLOW_CHECK(0 <= p && p < cache.n_ctx);
-    // Causal: slots 0..p; a sliding window keeps the last `window` of them.
+    // Causal: positions 0..p; a sliding window keeps the last `window` of them.
     const int64_t first = scoring.window > 0 ? std::max<int64_t>(0, p - scoring.window + 1) : 0;
     const int64_t n_keys = p + 1 - first;
-    const float* kh = cache.k + first * s.kv_row() + kvh * hd;
-    const float* vh = cache.v + first * s.kv_row() + kvh * hd;
+    GGUFLOW_CHECK(0 <= p && n_keys <= cache.rows);
+    // Visible keys are rows first % rows, ... in order, wrapping once at the end of the ring:
+    // `split` keys before the wrap, the rest from row 0.
+    const int64_t start = first % cache.rows;
+    const int64_t split = std::min(n_keys, cache.rows - start);
+    const float* kh = cache.k + start * s.kv_row() + kvh * hd;
+    const float* vh = cache.v + start * s.kv_row() + kvh * hd;
+    const float* kh_wrap = cache.k + kvh * hd - split * s.kv_row();  // key j >= split
+    const float* vh_wrap = cache.v + kvh * hd - split * s.kv_row();
     const float* qh = q + t * s.q_row() + h * hd;
-    for (int64_t j = 0; j < n_keys; ++j) scores[j] = k.dot_f32(qh, kh + j * s.kv_row(), hd);
+    for (int64_t j = 0; j < split; ++j) scores[j] = k.dot_f32(qh, kh + j * s.kv_row(), hd);
+    for (int64_t j = split; j < n_keys; ++j) scores[j] = k.dot_f32(qh, kh_wrap + j * s.kv_row(), hd);
     k.scale_f32(scale, scores, n_keys);
     if (cap > 0)
       for (int64_t j = 0; j < n_keys; ++j) scores[j] = cap * std::tanh(scores[j] / cap);
     k.softmax_f32(scores, n_keys);
     float* oh = out + t * s.q_row() + h * hd;
     std::memset(oh, 0, sizeof(float) * hd);
-    for (int64_t j = 0; j < n_keys; ++j) k.axpy_f32(scores[j], vh + j * s.kv_row(), oh, hd);
+    for (int64_t j = 0; j < split; ++j) k.axpy_f32(scores[j], vh + j * s.kv_row(), oh, hd);
+    for (int64_t j = split; j < n_keys; ++j) k.axpy_f32(scores[j], vh_wrap + j * s.kv_row(), oh, hd);
   }
 }
 

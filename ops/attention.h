@@ -1,9 +1,9 @@
 // attention: causal grouped-query self-attention over a per-layer f32 KV cache.
 //
 // Query head h reads KV head h / (n_head / n_kv_head). A token at position p attends to the
-// cache slots 0..p (the cache holds one sequence, slot = position), or with a sliding window W
-// to the slots max(0, p - W + 1)..p (key j is masked iff p - j >= W; the cache still holds every
-// position). Each score is s = scale * (q . k) (scale 1/sqrt(head_dim) unless given), then
+// keys of positions 0..p, or with a sliding window W to positions max(0, p - W + 1)..p (key j is
+// masked iff p - j >= W). The cache holds one sequence; position p lives in row p % rows, so a
+// windowed layer's cache needs only W + (tokens of a step) - 1 rows (a ring), a full one n_ctx. Each score is s = scale * (q . k) (scale 1/sqrt(head_dim) unless given), then
 // soft-capped s = c * tanh(s / c) when a cap c is given (gemma2), then normalised with the kernel
 // table's softmax over the visible keys; the output of a head is sum_j a_j V[j], accumulated in
 // order of j, so results do not depend on the thread split.
@@ -30,21 +30,23 @@ struct AttentionScoring {
   int64_t window = 0;  // W > 0: keys max(0, p - W + 1)..p only; 0: keys 0..p
 };
 
-// One layer's cache: k, v: [n_ctx][kv_row] f32, slot = position.
+// One layer's cache: k, v: [rows][row width] f32; position p in row p % rows. A cache without a
+// window has one row per context position (rows = n_ctx, row = position).
 struct KvCacheView {
   float* k = nullptr;
   float* v = nullptr;
-  int64_t n_ctx = 0;
+  int64_t rows = 0;
 };
 
-// Writes the new keys/values at their positions. k_new, v_new: [n_tokens][kv_row] f32.
-// Positions must lie in [0, cache.n_ctx) (the caller checks the context length).
+// Writes the new keys/values at their positions (row p % rows). k_new, v_new:
+// [n_tokens][kv_row] f32. Positions are >= 0; the caller checks the context length.
 void kv_cache_store(const AttentionShape& s, const float* k_new, const float* v_new,
                     const int32_t* positions, int64_t n_tokens, const KvCacheView& cache);
 
 // Computes heads [task_begin, task_end) of the flattened (token, head) index
 // task = t * n_head + h. q: [n_tokens][q_row]; out: [n_tokens][q_row];
-// scores: scratch of cache.n_ctx floats, private to the calling thread.
+// scores: scratch of min(cache.rows, positions + 1) floats, private to the calling thread. A
+// query's visible keys must all still be in the ring: p - first < cache.rows.
 void attention_heads(const GguflowKernels& k, const AttentionShape& s,
                      const AttentionScoring& scoring, const float* q, const int32_t* positions,
                      const KvCacheView& cache, int64_t task_begin, int64_t task_end,

@@ -71,7 +71,7 @@ AttentionScoring attention_scoring(const AttentionAttrs& a) {
   return {static_cast<float>(a.scale), static_cast<float>(a.softcap), a.window};
 }
 
-std::string check_kv_state(const ShapeQuery& node, const Attrs& state, KvWidths* widths) {
+std::string check_kv_state(const ShapeQuery& node, const Attrs& state, KvLayout* layout) {
   const AttentionAttrs a = attention_attr_list().parse(*node.attrs);
   const int64_t head_dim = node.inputs[kAttnQ]->dims[0] / a.n_head;
   const int64_t st_heads = state.get_int("n_head_kv"), st_dim = state.get_int("head_dim");
@@ -80,7 +80,8 @@ std::string check_kv_state(const ShapeQuery& node, const Attrs& state, KvWidths*
            std::to_string(st_dim) + ": expected " + std::to_string(a.n_head_kv) + " heads of " +
            std::to_string(head_dim) + " (from n_head_kv and the query shape " +
            node.inputs[kAttnQ]->to_string() + ")";
-  widths->k = widths->v = a.n_head_kv * head_dim;
+  layout->k = layout->v = a.n_head_kv * head_dim;
+  layout->window = a.window;  // a windowed layer's cache is a ring of the last positions
   return "";
 }
 

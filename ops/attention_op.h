@@ -36,6 +36,6 @@ AttentionShape attention_geometry(const AttentionAttrs& a, const Shape& q);
 AttentionScoring attention_scoring(const AttentionAttrs& a);
 
 // The declared state's n_head_kv and head_dim must be the node's; `widths` = full rows.
-std::string check_kv_state(const ShapeQuery& node, const Attrs& state, KvWidths* widths);
+std::string check_kv_state(const ShapeQuery& node, const Attrs& state, KvLayout* layout);
 
 }  // namespace gguflow::ops

@@ -48,7 +48,7 @@ void kv_project_store(const AttentionShape& s, const LowRankBasis& kb, const Low
   const int64_t row = s.kv_row();
   for (int64_t t = 0; t < n_tokens; ++t) {
     const int64_t p = positions[t];
-    GGUFLOW_CHECK(0 <= p && p < cache.n_ctx);
+    GGUFLOW_CHECK(0 <= p && p < cache.rows);  // no window: row = position
     project(kb, row, k_new + t * row, centred, cache.k + p * kb.rank);
     project(vb, row, v_new + t * row, centred, cache.v + p * vb.rank);
   }
@@ -66,15 +66,15 @@ void kv_project_heads(const GguflowKernels& k, const AttentionShape& s, const Lo
   const int64_t group = s.n_head / s.n_kv_head;
   const int64_t hd = s.head_dim, row = s.kv_row();
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-  float* scores = scratch;                  // [n_ctx]
-  float* q_reduced = scratch + cache.n_ctx;  // [kb.rank]: P_gᵀ q_h
+  float* scores = scratch;                  // [rows]
+  float* q_reduced = scratch + cache.rows;  // [kb.rank]: P_gᵀ q_h
   float* mixed = q_reduced + kb.rank;        // [vb.rank]: Σ_t a_t c_t
   for (int64_t task = task_begin; task < task_end; ++task) {
     const int64_t t = task / s.n_head;
     const int64_t h = task % s.n_head;
     const int64_t g = h / group;
     const int64_t n_keys = positions[t] + 1;  // causal: slots 0..p
-    GGUFLOW_CHECK(n_keys <= cache.n_ctx);
+    GGUFLOW_CHECK(n_keys <= cache.rows);
     const float* qh = q + t * s.q_row() + h * hd;
 
     // Keys: reduced query over the basis vectors touching head g, plus the mean's share.

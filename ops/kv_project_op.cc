@@ -31,10 +31,10 @@ std::string kv_project_shape(const ShapeQuery& q, std::vector<Shape>* out) {
 }
 
 // The state must fit the node as for attention; its rows are the bases' ranks (their ne1).
-std::string check_low_rank_state(const ShapeQuery& node, const Attrs& state, KvWidths* widths) {
-  GGUFLOW_SHAPE_TRY(check_kv_state(node, state, widths));
-  widths->k = (*node.weights[kKBasis])[1];
-  widths->v = (*node.weights[kVBasis])[1];
+std::string check_low_rank_state(const ShapeQuery& node, const Attrs& state, KvLayout* layout) {
+  GGUFLOW_SHAPE_TRY(check_kv_state(node, state, layout));
+  layout->k = (*node.weights[kKBasis])[1];
+  layout->v = (*node.weights[kVBasis])[1];
   return "";
 }
 

@@ -120,16 +120,19 @@ struct OutputSpec {
   DType dtype;
 };
 
-// Floats one cached token takes in the K and in the V block of a kv_cache state.
-struct KvWidths {
+// The cache a kv_cache state needs: floats one cached token takes in the K and in the V block,
+// and how far back a query looks (window > 0: the session keeps only the last window + step - 1
+// positions, a ring; 0: every position of the context).
+struct KvLayout {
   int64_t k = 0;
   int64_t v = 0;
+  int64_t window = 0;
 };
 
 // Checks that a declared state (its attributes as written: n_head_kv, head_dim, ...) fits the
-// node, whose shapes are known, and says how wide its cache rows are. Returns "" or a message
+// node, whose shapes are known, and says what cache it needs (row widths, window). Returns "" or a message
 // saying what was expected and what was found.
-using StateCheckFn = std::string (*)(const ShapeQuery& node, const Attrs& state, KvWidths* widths);
+using StateCheckFn = std::string (*)(const ShapeQuery& node, const Attrs& state, KvLayout* layout);
 
 // Graph state an op reads and writes across steps, named by one of its string attributes.
 // Such nodes have a side effect and are never pruned; a state has one writer.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <sstream>
 
 #include <oneapi/tbb/info.h>
 
@@ -101,20 +102,56 @@ void Session::find_vocabulary() {
   }
 }
 
-// One k block [n_ctx][widths.k] and one v block [n_ctx][widths.v] per state; the widths were
-// set by the op that writes the state (full rows for attention, ranks for kv_project).
+// Rows of a state's cache: one per context position, or for a sliding window of W the last
+// W + max_batch - 1 positions (a ring: while a step of T tokens is stored, its first query
+// still needs the W - 1 positions before it).
+int64_t Session::cache_rows(const graph::State& s) const {
+  if (s.layout.window <= 0) return n_ctx_;
+  return std::min(n_ctx_, s.layout.window + max_batch_ - 1);
+}
+
+// One k block [rows][layout.k] and one v block [rows][layout.v] per state, as the op that
+// writes the state laid it out (full rows for attention, ranks for kv_project; a ring for a
+// sliding window).
 void Session::allocate_kv_caches() {
   const graph::Graph& g = *graph_;
   size_t kv_floats = 0;
   for (const graph::State& s : g.states)
-    kv_floats += static_cast<size_t>(n_ctx_ * (s.widths.k + s.widths.v));
+    kv_floats += static_cast<size_t>(cache_rows(s) * (s.layout.k + s.layout.v));
   kv_storage_.assign(kv_floats, 0.0f);
   kv_bytes_ = kv_floats * sizeof(float);
   float* kv = kv_storage_.data();
   for (const graph::State& s : g.states) {
-    caches_.push_back({kv, kv + n_ctx_ * s.widths.k, n_ctx_});
-    kv += n_ctx_ * (s.widths.k + s.widths.v);
+    const int64_t rows = cache_rows(s);
+    caches_.push_back({kv, kv + rows * s.layout.k, rows});
+    kv += rows * (s.layout.k + s.layout.v);
   }
+}
+
+std::string Session::kv_cache_summary() const {
+  // Group the states by (rows, bytes per row): "5 x 31 rows (windowed) + 1 x 4096 rows".
+  std::vector<std::pair<std::pair<int64_t, int64_t>, int>> kinds;
+  for (size_t s = 0; s < graph_->states.size(); ++s) {
+    const graph::State& st = graph_->states[s];
+    const std::pair<int64_t, int64_t> key{caches_[s].rows, st.layout.k + st.layout.v};
+    auto it = std::find_if(kinds.begin(), kinds.end(), [&](const auto& k) { return k.first == key; });
+    if (it == kinds.end()) kinds.push_back({key, 1});
+    else ++it->second;
+  }
+  std::ostringstream out;
+  out.precision(3);
+  out << static_cast<double>(kv_bytes_) / 1048576.0 << " MiB";
+  if (kinds.size() > 1 || (!kinds.empty() && kinds[0].first.first < n_ctx_)) {
+    out << " (";
+    for (size_t i = 0; i < kinds.size(); ++i) {
+      const auto& [key, count] = kinds[i];
+      const double mib = static_cast<double>(key.first * key.second * count) * sizeof(float) / 1048576.0;
+      out << (i ? ", " : "") << count << " x " << key.first << " rows"
+          << (key.first < n_ctx_ ? " (window ring)" : "") << " = " << mib << " MiB";
+    }
+    out << ")";
+  }
+  return out.str();
 }
 
 // A node waits for the producers of its inputs.

@@ -15,6 +15,7 @@
 #include <deque>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include <oneapi/tbb/task_arena.h>
@@ -72,9 +73,13 @@ class Session {
   const graph::Graph& graph() const { return *graph_; }
   size_t arena_bytes() const { return arena_bytes_; }
   size_t kv_cache_bytes() const { return kv_bytes_; }
+  // "1.5 MiB (5 x 527 rows (window ring) = 0.3 MiB, 1 x 4096 rows = 1.2 MiB)": the caches grouped
+  // by kind of layer, for --verbose and bench reports.
+  std::string kv_cache_summary() const;
   size_t packed_weight_bytes() const { return packed_.bytes(); }  // packed so far (0 before decode)
-  // The cache of each graph state (g.states order): k [n_ctx][w.k], v [n_ctx][w.v] floats with
-  // w = graph().states[s].widths (sized by the op that writes the state). Slot = position.
+  // The cache of each graph state (g.states order): k [rows][w.k], v [rows][w.v] floats with
+  // w = graph().states[s].layout (set by the op that writes the state); position p in row
+  // p % rows (rows = n_ctx, or a ring for a sliding window).
   // Read by `gguflow kv` to collect keys/values; writable so a study can clear it.
   const std::vector<ops::KvCacheView>& kv_caches() const { return caches_; }
 
@@ -84,6 +89,7 @@ class Session {
   void size_context(const SessionOptions& options);  // n_ctx_, max_batch_
   void find_vocabulary();                 // n_vocab_
   void allocate_kv_caches();              // kv_storage_, caches_
+  int64_t cache_rows(const graph::State& s) const;
   void link_dependencies();               // predecessors_
   void bind_nodes();                      // nodes_
   void plan_arena();                      // arena, io_, feed and output offsets

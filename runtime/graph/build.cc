@@ -316,15 +316,15 @@ Graph build_graph(const GraphSpec& spec, std::shared_ptr<const GgufFile> model_f
                 name, "'", best.empty() ? std::string() : " (did you mean '" + best + "'?)");
       }
       State& st = g.states[static_cast<size_t>(s)];
-      ops::KvWidths widths;
-      if (std::string message = op.state.check(q, st.attrs, &widths); !message.empty())
+      ops::KvLayout layout;
+      if (std::string message = op.state.check(q, st.attrs, &layout); !message.empty())
         fail_at(where, "node '", r.name, "': ", message);
       if (state_writer[static_cast<size_t>(s)] >= 0)
         fail_at(where, "node '", r.name, "': state '", name, "' is already written by node '",
                 b.raw[static_cast<size_t>(state_writer[static_cast<size_t>(s)])].name,
                 "': expected one writer per state");
       state_writer[static_cast<size_t>(s)] = static_cast<int>(j);
-      st.widths = widths;
+      st.layout = layout;
       node_state[j] = s;
     }
   }

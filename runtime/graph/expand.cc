@@ -326,7 +326,7 @@ std::vector<State> expand_states(const GraphSpec& spec, ParamResolver& params) {
       }
       st.n_head_kv = st.attrs.get_int("n_head_kv");
       st.head_dim = st.attrs.get_int("head_dim");
-      st.widths = {st.n_head_kv * st.head_dim, st.n_head_kv * st.head_dim};  // until a writer says
+      st.layout = {st.n_head_kv * st.head_dim, st.n_head_kv * st.head_dim};  // until a writer says
       for (const auto& other : out)
         if (other.name == st.name)
           fail_at(st.where, "state '", st.name, "' is declared twice (first at ", other.where.to_string(), ")");

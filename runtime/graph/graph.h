@@ -87,7 +87,7 @@ struct State {
   ops::Attrs attrs;   // every attribute as declared (n_head_kv, head_dim, and any others)
   // Floats per cached token in the K and V blocks, as the op writing the state needs them
   // (its StateRule: full rows for attention, ranks for kv_project); full rows without a writer.
-  ops::KvWidths widths;
+  ops::KvLayout layout;
   Location where;
 };
 

@@ -70,7 +70,7 @@ KvSamples collect_kv(const StudyModel& m, std::span<const int32_t> tokens, int64
   for (int64_t l = 0; l < s.n_layer; ++l) {
     state[l] = g->find_state("kv." + std::to_string(l));
     if (state[l] < 0) throw error("graph ", graph_path, " has no cache 'kv.", l, "' for layer ", l);
-    const ops::KvWidths w = g->states[static_cast<size_t>(state[l])].widths;
+    const ops::KvLayout w = g->states[static_cast<size_t>(state[l])].layout;
     GGUFLOW_CHECK(w.k == row && w.v == row);
   }
 

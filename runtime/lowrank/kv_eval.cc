@@ -71,9 +71,9 @@ CacheRun run_zero(const StudyModel& m, std::span<const int32_t> tokens) {
   for (int32_t t : tokens) {
     for (size_t s = 0; s < g->states.size(); ++s) {  // forget every earlier token
       const ops::KvCacheView& c = session.kv_caches()[s];
-      const ops::KvWidths w = g->states[s].widths;
-      std::memset(c.k, 0, sizeof(float) * static_cast<size_t>(c.n_ctx * w.k));
-      std::memset(c.v, 0, sizeof(float) * static_cast<size_t>(c.n_ctx * w.v));
+      const ops::KvLayout w = g->states[s].layout;
+      std::memset(c.k, 0, sizeof(float) * static_cast<size_t>(c.rows * w.k));
+      std::memset(c.v, 0, sizeof(float) * static_cast<size_t>(c.rows * w.v));
     }
     const std::span<const float> logits = session.decode(t);
     run.logits.insert(run.logits.end(), logits.begin(), logits.end());

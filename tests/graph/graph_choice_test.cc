@@ -72,8 +72,11 @@ TEST(GraphChoice, ShippedGraphsHaveOneDefaultPerArchitectureAndJob) {
   EXPECT_EQ(file_name(graph::choose_graph(shipped, "qwen2", Job::kGenerate, "m")), "decode.yaml");
   EXPECT_EQ(file_name(graph::choose_graph(shipped, "mistral", Job::kGenerate, "m")), "decode.yaml");
   EXPECT_EQ(file_name(graph::choose_graph(shipped, "llama", Job::kEmbed, "m")), "embed.yaml");
-  for (const auto& c : shipped)
-    if (file_name(c.path) == "decode-lowrank-kv.yaml") EXPECT_EQ(c.job, "") << "an opt-in variant is no default";
+  for (const auto& c : shipped) {
+    if (file_name(c.path) == "decode-lowrank-kv.yaml") {
+      EXPECT_EQ(c.job, "") << "an opt-in variant is no default";
+    }
+  }
 }
 
 TEST(GraphChoice, DefaultGraphPathReadsTheModelsArchitecture) {

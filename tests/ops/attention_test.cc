@@ -123,6 +123,24 @@ TEST(AttentionOp, SlidingWindowMasksKeysAtOrPastTheWindow) {
 }
 
 // gemma2: softmax(c * tanh(scale * q.k / c) + mask); large scores so the cap matters.
+// A windowed layer's cache as a ring of window + (tokens of a step) - 1 rows: position p in row
+// p % rows. A 9-token prefill (rows = 5 + 9 - 1 = 13) then decode steps to position 23 wrap the
+// ring; the results are the bits of a cache with one row per position.
+TEST(AttentionOp, SlidingWindowRingGivesTheFullCachesBits) {
+  const ops::AttentionShape s{4, 2, 8};
+  const int64_t n_tokens = 24, window = 5, prefill = 9;
+  const auto q = test::random_floats(n_tokens * s.q_row(), 21);
+  const auto kk = test::random_floats(n_tokens * s.kv_row(), 22);
+  const auto v = test::random_floats(n_tokens * s.kv_row(), 23);
+  ops::AttentionScoring scoring;
+  scoring.window = window;
+  const auto full = run_attention(s, scoring, q, kk, v, n_tokens, prefill, 32);
+  EXPECT_EQ(run_attention(s, scoring, q, kk, v, n_tokens, prefill, window + prefill - 1), full);
+  // Token-by-token decode needs only the window itself.
+  EXPECT_EQ(run_attention(s, scoring, q, kk, v, n_tokens, 1, window),
+            run_attention(s, scoring, q, kk, v, n_tokens, 1, 32));
+}
+
 TEST(AttentionOp, SoftcapAndExplicitScaleMatchDoubleReference) {
   const ops::AttentionShape s{4, 2, 24};
   const int64_t n_tokens = 20;
