@@ -19,6 +19,7 @@ const OpSchema& pool_op();
 const OpSchema& normalize_op();
 const OpSchema& kv_project_op();
 const OpSchema& scale_op();
+const OpSchema& softcap_op();
 
 namespace {
 
@@ -43,7 +44,7 @@ std::span<const OpSchema* const> all_ops() {
   static const OpSchema* const list[] = {
       &embed_op(), &rmsnorm_op(), &matmul_op(),    &rope_op(),      &attention_op(),
       &silu_mul_op(), &add_op(),  &mul_op(),       &pool_op(),      &normalize_op(),
-      &kv_project_op(), &scale_op(),
+      &kv_project_op(), &scale_op(), &softcap_op(),
   };
   return list;
 }

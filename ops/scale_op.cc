@@ -1,13 +1,11 @@
 // The scale op: x * factor, elementwise.
+#include "ops/elementwise_unary.h"
 #include "ops/op_attrs.h"
-#include "ops/op_binder.h"
 #include "ops/scale.h"
 #include "ops/shape_rules.h"
 
 namespace gguflow::ops {
 namespace {
-
-enum : size_t { kX = 0 };  // inputs
 
 struct ScaleAttrs {
   double factor = 0;
@@ -21,14 +19,10 @@ const AttrList<ScaleAttrs>& attr_list() {
 
 BoundOp bind_scale(Binder& b) {
   const float factor = static_cast<float>(attr_list().parse(b.attrs()).factor);
-  const Shape& shape = *b.input_shape(kX);
-  const int64_t row = row_length(shape);
-  const bool per_token = has_token_dim(shape);
   const GguflowKernels& k = b.kernels();
-  return {{}, [&k, factor, row, per_token](const StepView& s, const NodeIo& io) {
-            scale(k, at<const float>(s, io.inputs[kX]), at<float>(s, io.outputs[0]),
-                  row * (per_token ? s.n_tokens : 1), factor);
-          }};
+  return bind_elementwise_unary(b, [&k, factor](const float* x, float* y, int64_t n) {
+    scale(k, x, y, n, factor);
+  });
 }
 
 }  // namespace

@@ -1,0 +1,20 @@
+// Binding shared by the ops that map one f32 tensor to one of the same shape element by element
+// (scale, softcap, gelu): y[i] = f(x[i]) over every element of the step, f closed over the
+// node's typed attributes.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+#include "ops/op_binder.h"
+
+namespace gguflow::ops {
+
+// x, y: [n] f32 (distinct arena buffers).
+using UnaryFn = std::function<void(const float* x, float* y, int64_t n)>;
+
+// Input 0 as x, output 0 as y; T rows per step when the shape has the token dim. Single-threaded:
+// these ops cost a few ns per element, less than a fork/join for the sizes of a step.
+BoundOp bind_elementwise_unary(Binder& b, UnaryFn fn);
+
+}  // namespace gguflow::ops
