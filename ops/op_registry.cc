@@ -20,6 +20,8 @@ const OpSchema& normalize_op();
 const OpSchema& kv_project_op();
 const OpSchema& scale_op();
 const OpSchema& softcap_op();
+const OpSchema& gelu_op();
+const OpSchema& gelu_mul_op();
 
 namespace {
 
@@ -44,7 +46,7 @@ std::span<const OpSchema* const> all_ops() {
   static const OpSchema* const list[] = {
       &embed_op(), &rmsnorm_op(), &matmul_op(),    &rope_op(),      &attention_op(),
       &silu_mul_op(), &add_op(),  &mul_op(),       &pool_op(),      &normalize_op(),
-      &kv_project_op(), &scale_op(), &softcap_op(),
+      &kv_project_op(), &scale_op(), &softcap_op(),   &gelu_op(),      &gelu_mul_op(),
   };
   return list;
 }
