@@ -22,6 +22,7 @@ const OpSchema& scale_op();
 const OpSchema& softcap_op();
 const OpSchema& gelu_op();
 const OpSchema& gelu_mul_op();
+const OpSchema& slice_op();
 
 namespace {
 
@@ -47,6 +48,7 @@ std::span<const OpSchema* const> all_ops() {
       &embed_op(), &rmsnorm_op(), &matmul_op(),    &rope_op(),      &attention_op(),
       &silu_mul_op(), &add_op(),  &mul_op(),       &pool_op(),      &normalize_op(),
       &kv_project_op(), &scale_op(), &softcap_op(),   &gelu_op(),      &gelu_mul_op(),
+      &slice_op(),
   };
   return list;
 }
