@@ -38,13 +38,10 @@ std::string slice_shape(const ShapeQuery& q, std::vector<Shape>* out) {
 
 BoundOp bind_slice(Binder& b) {
   const SliceAttrs a = attr_list().parse(b.attrs());
-  const Shape& x = *b.input_shape(kX);
-  const int64_t n = x[0];
-  const bool per_token = has_token_dim(x);
-  const int64_t rows = per_token ? 1 : x[1];  // rows per token, or in all
-  return {{}, [a, n, rows, per_token](const StepView& s, const NodeIo& io) {
+  const Shape x = *b.input_shape(kX);
+  return {{}, [a, x](const StepView& s, const NodeIo& io) {
             slice(at<const float>(s, io.inputs[kX]), at<float>(s, io.outputs[0]),
-                  rows * (per_token ? s.n_tokens : 1), n, a.offset, a.length);
+                  x.elements(s.n_tokens) / x[0], x[0], a.offset, a.length);
           }};
 }
 
