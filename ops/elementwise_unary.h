@@ -13,8 +13,9 @@ namespace gguflow::ops {
 // x, y: [n] f32 (distinct arena buffers).
 using UnaryFn = std::function<void(const float* x, float* y, int64_t n)>;
 
-// Input 0 as x, output 0 as y; T rows per step when the shape has the token dim. Single-threaded:
-// these ops cost a few ns per element, less than a fork/join for the sizes of a step.
+// Input 0 as x, output 0 as y; T rows per step when the shape has the token dim, or only the
+// last one (as row 0) when the node produces the graph output and the step asks for the last
+// row only. Single-threaded.
 BoundOp bind_elementwise_unary(Binder& b, UnaryFn fn);
 
 }  // namespace gguflow::ops

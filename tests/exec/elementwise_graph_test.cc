@@ -70,6 +70,13 @@ TEST(ElementwiseGraph, ScaleSliceGeluSoftcapMatchADoubleReference) {
       max_abs = std::max(max_abs, std::fabs(want[i]));
     }
     EXPECT_GT(max_abs, 0.5);  // the values are not all near 0 (a vacuous comparison)
+    // A prompt whose caller keeps only the last row: softcap, the graph output, computes that
+    // row alone (StepView::last_output_only), with the same values.
+    session.reset();
+    const auto last = session.prefill(tokens);
+    ASSERT_EQ(static_cast<int64_t>(last.size()), half);
+    for (int64_t i = 0; i < half; ++i)
+      ASSERT_EQ(last[static_cast<size_t>(i)], got[(tokens.size() - 1) * half + i]);
     // Decode (one token per step) gives the same rows.
     session.reset();
     for (size_t t = 0; t < tokens.size(); ++t) {

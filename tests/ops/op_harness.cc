@@ -48,7 +48,7 @@ class TestBinder final : public ops::Binder {
   const ops::Attrs& attrs() const override { return attrs_; }
   const ops::Shape* input_shape(size_t slot) const override { return &c_.inputs.at(slot); }
   const ops::Shape& output_shape(size_t slot) const override { return outputs_.at(slot); }
-  bool writes_graph_output() const override { return false; }
+  bool writes_graph_output() const override { return c_.graph_output; }
   bool has_weight(size_t slot) const override { return slot < c_.weight_data.size(); }
   const std::string& weight_name(size_t) const override { return weight_name_; }
   ops::WeightView weight(size_t) const override { throw error("test binder: f32 weights only"); }
@@ -91,13 +91,14 @@ std::string shape_message(const OpCase& c, std::vector<ops::Shape>* outputs) {
 }
 
 std::vector<float> run_op(const OpCase& c, const std::vector<std::vector<float>>& inputs,
-                          int64_t n_tokens) {
+                          int64_t n_tokens, bool last_output_only, bool* honoured) {
   const ops::OpSchema& op = schema_of(c);
   std::vector<ops::Shape> out_shapes;
   if (std::string message = shape_message(c, &out_shapes); !message.empty())
     throw error("shape rule of ", c.op, ": ", message);
   TestBinder binder(c, attrs_of(op, c), out_shapes, n_tokens);
   const ops::BoundOp bound = op.bind(binder);
+  if (honoured) *honoured = bound.writes_last_output_only;
 
   // One arena: inputs, outputs, scratch, each 64-byte aligned.
   std::vector<size_t> sizes;
@@ -119,7 +120,7 @@ std::vector<float> run_op(const OpCase& c, const std::vector<std::vector<float>>
   io.outputs.push_back(offsets[inputs.size()]);
   for (size_t s = 0; s < bound.scratch_bytes.size(); ++s)
     io.scratch.push_back(offsets[inputs.size() + 1 + s]);
-  bound.run(ops::StepView{arena, n_tokens, false}, io);
+  bound.run(ops::StepView{arena, n_tokens, last_output_only}, io);
 
   std::vector<float> y(n_out_floats);
   std::memcpy(y.data(), arena + io.outputs[0], n_out_floats * sizeof(float));

@@ -20,6 +20,7 @@ struct OpCase {
   std::vector<std::vector<float>> weight_data;  // per weight slot, f32
   // Attributes as a node gives them; the harness fills declared defaults as the graph does.
   std::vector<std::pair<std::string, ops::AttrValue>> attrs;
+  bool graph_output = false;  // the node produces the graph's output (Binder::writes_graph_output)
 };
 
 // The op's shape rule: "" and the output shapes, or its message.
@@ -27,8 +28,10 @@ std::string shape_message(const OpCase& c, std::vector<ops::Shape>* outputs = nu
 
 // Checks the shape rule, binds the op and runs one step of `n_tokens` tokens on `inputs` (one
 // buffer per input slot, rows of T); returns output 0. Throws what the shape rule or bind
-// throws (a shape-rule message as gguflow::Error).
+// throws (a shape-rule message as gguflow::Error). `last_output_only` sets the step's flag;
+// `honoured`, when given, receives the BoundOp's writes_last_output_only.
 std::vector<float> run_op(const OpCase& c, const std::vector<std::vector<float>>& inputs,
-                          int64_t n_tokens);
+                          int64_t n_tokens, bool last_output_only = false,
+                          bool* honoured = nullptr);
 
 }  // namespace gguflow::test

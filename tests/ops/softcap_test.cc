@@ -49,6 +49,25 @@ TEST(SoftcapOp, BindsCapAndRunsEveryToken) {
   test::expect_close(test::run_op(c, {x}, T), capped(x, 50.0), 0.0, 2.5e-7);
 }
 
+// As gemma 2's final logit softcap: the graph output of a prompt whose caller keeps only the
+// last logits is that row alone, as row 0 (the unary ops share this through their binding).
+TEST(SoftcapOp, HonoursLastOutputOnlyAsTheGraphOutput) {
+  const int64_t n = 40, T = 4;
+  const auto x = test::random_floats(n * T, 33, 0.0f, 40.0f);
+  const auto all = capped(x, 30.0);
+  test::OpCase c{"softcap", {{{n, kTokenDim}}}, {}, {}, {{"cap", 30.0}}};
+  bool honoured = true;
+  // Not the graph output: every row, whatever the flag.
+  test::expect_close(test::run_op(c, {x}, T, true, &honoured), all, 0.0, 2.5e-7);
+  EXPECT_FALSE(honoured);
+  c.graph_output = true;
+  test::expect_close(test::run_op(c, {x}, T, false, &honoured), all, 0.0, 2.5e-7);
+  EXPECT_TRUE(honoured);
+  auto last = test::run_op(c, {x}, T, true);
+  last.resize(n);
+  test::expect_close(last, std::vector<double>(all.end() - n, all.end()), 0.0, 2.5e-7);
+}
+
 TEST(SoftcapOp, ShapeRuleWantsAPositiveCapAndRankTwo) {
   test::OpCase c{"softcap", {{{64, kTokenDim}}}, {}, {}, {{"cap", 0.0}}};
   EXPECT_EQ(test::shape_message(c), "expected attribute 'cap' > 0, found 0.0");
