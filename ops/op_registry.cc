@@ -18,6 +18,11 @@ const OpSchema& mul_op();
 const OpSchema& pool_op();
 const OpSchema& normalize_op();
 const OpSchema& kv_project_op();
+const OpSchema& scale_op();
+const OpSchema& softcap_op();
+const OpSchema& gelu_op();
+const OpSchema& gelu_mul_op();
+const OpSchema& slice_op();
 
 namespace {
 
@@ -42,7 +47,8 @@ std::span<const OpSchema* const> all_ops() {
   static const OpSchema* const list[] = {
       &embed_op(), &rmsnorm_op(), &matmul_op(),    &rope_op(),      &attention_op(),
       &silu_mul_op(), &add_op(),  &mul_op(),       &pool_op(),      &normalize_op(),
-      &kv_project_op(),
+      &kv_project_op(), &scale_op(), &softcap_op(),   &gelu_op(),      &gelu_mul_op(),
+      &slice_op(),
   };
   return list;
 }
