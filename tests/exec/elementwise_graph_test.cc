@@ -17,6 +17,7 @@ namespace {
 
 constexpr const char* kGraph = R"(
 graph: elementwise_ops
+unused: ['*']   # a test of the elementwise ops: only the embedding table is read
 params:
   n_embd: "{arch}.embedding_length"
 inputs:

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "runtime/gguf/gguf_file.h"
+#include "runtime/graph/graph_choice.h"
 #include "runtime/graph/load.h"
 #include "runtime/plugins/kernel_plugins.h"
 #include "tests/support/test_data.h"
@@ -70,6 +71,33 @@ std::shared_ptr<const graph::Graph> load_decode_graph(const std::string& model_f
   auto model = GgufFile::open(data_path("models/" + model_file).string());
   return std::make_shared<const graph::Graph>(
       graph::load_graph((source_dir() / "graphs/decode.yaml").string(), model));
+}
+
+std::shared_ptr<const graph::Graph> load_default_graph(
+    const std::string& model_file, const std::vector<std::pair<std::string, std::string>>& set) {
+  auto model = GgufFile::open(data_path("models/" + model_file).string());
+  graph::LoadOptions options;
+  options.set = set;
+  return std::make_shared<const graph::Graph>(graph::load_graph(
+      graph::default_graph_path(*model, graph::Job::kGenerate), model, options));
+}
+
+namespace {
+
+std::vector<int32_t> int_list(const std::string& json, const std::string& key) {
+  std::smatch m;
+  std::vector<int32_t> out;
+  if (!std::regex_search(json, m, std::regex("\"" + key + "\"\\s*:\\s*\\[([^\\]]*)\\]"))) return out;
+  std::stringstream ids(std::regex_replace(std::string(m[1]), std::regex(","), " "));
+  for (int32_t id; ids >> id;) out.push_back(id);
+  return out;
+}
+
+}  // namespace
+
+ReferenceGreedy read_reference_greedy(const std::string& stem) {
+  const std::string json = read_text(data_path("reference/logits/" + stem + ".greedy.json"));
+  return {int_list(json, "prompt_ids"), int_list(json, "generated_ids")};
 }
 
 std::vector<float> run_prompt(std::shared_ptr<const graph::Graph> g, const GguflowKernels& k,

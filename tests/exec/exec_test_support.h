@@ -36,6 +36,17 @@ ReferenceLogits read_reference_logits(const std::string& stem);
 
 // graphs/decode.yaml bound to data/models/<model_file>.
 std::shared_ptr<const graph::Graph> load_decode_graph(const std::string& model_file);
+// The shipped generate graph for the model's architecture (as `gguflow run` chooses it), bound
+// to data/models/<model_file>; `set` overrides params as --set does.
+std::shared_ptr<const graph::Graph> load_default_graph(
+    const std::string& model_file, const std::vector<std::pair<std::string, std::string>>& set = {});
+
+// A greedy reference (reference/logits/<stem>.greedy.json): prompt ids and the ids generated.
+struct ReferenceGreedy {
+  std::vector<int32_t> prompt;
+  std::vector<int32_t> generated;
+};
+ReferenceGreedy read_reference_greedy(const std::string& stem);
 
 // Logits of every position, [tokens.size()][n_vocab], from one prefill.
 std::vector<float> run_prompt(std::shared_ptr<const graph::Graph> g, const GguflowKernels& k,
