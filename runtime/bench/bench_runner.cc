@@ -149,6 +149,7 @@ BenchReport run_bench(const BenchConfig& config, const GguflowKernels& kernels,
       options.scheduler = config.scheduler;
       exec::Session session(g, kernels, options);
       report.kv_cache_bytes = session.kv_cache_bytes();
+      report.kv_cache_summary = session.kv_cache_summary();
       if (test.generation) report.arena_bytes = session.arena_bytes();
       const std::vector<int32_t> ids =
           random_tokens(test.n, session.n_vocab(), config.seed + static_cast<uint64_t>(test.n));

@@ -50,6 +50,9 @@ struct BenchReport {
   uint64_t weight_bytes_per_token = 0;
   int64_t n_ctx = 0;
   uint64_t kv_cache_bytes = 0;
+  // The caches grouped by kind of layer (exec::Session::kv_cache_summary), as the last test
+  // sized them (a sliding-window ring depends on the step size).
+  std::string kv_cache_summary;
   uint64_t arena_bytes = 0;  // activation arena of a decode (tg) session; 0 without tg tests
   double load_seconds = 0;  // open + bind the graph (mmap; weights are paged in lazily)
   // "test": VmHWM was reset before each test, so peak_rss_bytes is the peak during it;

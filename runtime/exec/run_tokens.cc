@@ -29,10 +29,10 @@ void run_tokens(const RunTokensRequest& request, const GguflowKernels& kernels, 
   if (request.verbose)
     std::fprintf(log,
                  "graph %s: %zu nodes; kernels %s; threads %d; ctx %lld; arena %.1f MiB; "
-                 "kv cache %.1f MiB; session built in %.3f s\n",
+                 "kv cache %s; session built in %.3f s\n",
                  g->name.c_str(), g->nodes.size(), kernels.target_name, session.n_threads(),
                  static_cast<long long>(session.n_ctx()), session.arena_bytes() / 1048576.0,
-                 session.kv_cache_bytes() / 1048576.0, seconds_since(build_start));
+                 session.kv_cache_summary().c_str(), seconds_since(build_start));
 
   const auto start = std::chrono::steady_clock::now();
   // Every position's logits only when they are dumped: otherwise the lm-head computes just the

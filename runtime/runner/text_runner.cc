@@ -162,10 +162,13 @@ int run_text(const TextRunRequest& request, FILE* in, FILE* out, FILE* log) {
   report.n_ctx = session.n_ctx();
   report.sampler = l.sampler;
   if (request.verbose)
-    std::fprintf(log, "gguflow: model %s (%s); graph %s; kernels %s; threads %d; ctx %lld; %s\n",
+    std::fprintf(log,
+                 "gguflow: model %s (%s); graph %s; kernels %s; threads %d; ctx %lld; KV cache %s; "
+                 "%s\n",
                  l.model.path.c_str(), l.model.source.c_str(), l.graph_path.c_str(),
                  l.kernels->describe().c_str(), session.n_threads(),
-                 static_cast<long long>(session.n_ctx()), l.sampler.describe().c_str());
+                 static_cast<long long>(session.n_ctx()), session.kv_cache_summary().c_str(),
+                 l.sampler.describe().c_str());
 
   TextSink sink{out};
   sink.enabled = !request.json;
