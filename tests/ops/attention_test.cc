@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "ops/op_registry.h"
-#include "tests/ops/fake_binder.h"
+#include "tests/ops/op_harness.h"
 #include "tests/ops/op_test_util.h"
 #include "tests/ops/test_kernels.h"
 
@@ -162,31 +162,23 @@ TEST(AttentionOp, SoftcapAndExplicitScaleMatchDoubleReference) {
 // kv_project shares attention's attributes but not its scoring: it refuses the new ones at
 // bind time, naming the node, and binds on (here into the fake's missing weights) without them.
 TEST(AttentionOp, KvProjectRefusesWindowSoftcapAndScale) {
-  const ops::OpSchema* op = ops::find_op("kv_project");
-  ASSERT_NE(op, nullptr);
-  auto bind_error = [&](const char* name, ops::AttrValue value) {
-    test::FakeBinder b;
-    b.inputs = {ops::Shape{{64, ops::kTokenDim}}, ops::Shape{{32, ops::kTokenDim}},
-                ops::Shape{{32, ops::kTokenDim}}, ops::Shape{{ops::kTokenDim}}};
-    b.node_attrs.set("n_head", int64_t{4});
-    b.node_attrs.set("n_head_kv", int64_t{2});
-    b.node_attrs.set("cache", std::string("kv"));
-    b.node_attrs.set("window", int64_t{0});
-    b.node_attrs.set("softcap", 0.0);
-    b.node_attrs.set("scale", 0.0);
-    if (name) b.node_attrs.set(name, std::move(value));
-    try {
-      op->bind(b);
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string();
+  auto bind = [](const char* name, ops::AttrValue value) {
+    test::OpCase c{"kv_project",
+                   {ops::Shape{{64, ops::kTokenDim}}, ops::Shape{{32, ops::kTokenDim}},
+                    ops::Shape{{32, ops::kTokenDim}}, ops::Shape{{ops::kTokenDim}}},
+                   {ops::Shape{{32, 8}}, ops::Shape{{32}}, ops::Shape{{32, 8}}, ops::Shape{{32}}},
+                   {std::vector<float>(256), std::vector<float>(32), std::vector<float>(256),
+                    std::vector<float>(32)},
+                   {{"n_head", int64_t{4}}, {"n_head_kv", int64_t{2}}, {"cache", std::string("kv")}}};
+    if (name) c.attrs.emplace_back(name, std::move(value));
+    return test::bind_error(c);
   };
-  EXPECT_EQ(bind_error(nullptr, {}), "fake binder: no weight views");
+  // With the defaults the op goes on to its weights (F32 views, which the test binder lacks).
+  EXPECT_EQ(bind(nullptr, {}), "test binder: f32 weights only");
   for (auto [name, value] : {std::pair<const char*, ops::AttrValue>{"window", int64_t{8}},
                              {"softcap", 50.0}, {"scale", 0.125}}) {
-    const std::string e = bind_error(name, value);
-    EXPECT_NE(e.find("node 'test' (fake) at test.yaml:1:1: kv_project does plain causal "
+    const std::string e = bind(name, value);
+    EXPECT_NE(e.find("node 'kv_project' (test): kv_project does plain causal "
                      "attention: expected window, softcap and scale 0"),
               std::string::npos)
         << e;

@@ -80,9 +80,10 @@ std::string shape_message(const OpCase& c, std::vector<ops::Shape>* outputs) {
     q.inputs.push_back(&c.inputs[i]);
     q.input_names.push_back(op.inputs.at(i).name);
   }
-  for (size_t w = 0; w < c.weights.size(); ++w) {
-    q.weights.push_back(&c.weights[w]);
-    q.weight_names.push_back(std::string("test.") + op.weights.at(w).name);
+  // One entry per weight slot, nullptr for an absent one, as the graph builder passes them.
+  for (size_t w = 0; w < op.weights.size(); ++w) {
+    q.weights.push_back(w < c.weights.size() ? &c.weights[w] : nullptr);
+    q.weight_names.push_back(std::string("test.") + op.weights[w].name);
   }
   std::vector<ops::Shape> out;
   std::string message = op.shape(q, &out);
@@ -125,6 +126,26 @@ std::vector<float> run_op(const OpCase& c, const std::vector<std::vector<float>>
   std::vector<float> y(n_out_floats);
   std::memcpy(y.data(), arena + io.outputs[0], n_out_floats * sizeof(float));
   return y;
+}
+
+std::vector<float> i32_input(const std::vector<int32_t>& values) {
+  std::vector<float> out(values.size());
+  std::memcpy(out.data(), values.data(), sizeof(int32_t) * values.size());
+  return out;
+}
+
+std::string bind_error(const OpCase& c, int64_t n_tokens) {
+  try {
+    const ops::OpSchema& op = schema_of(c);
+    std::vector<ops::Shape> out_shapes;
+    if (std::string message = shape_message(c, &out_shapes); !message.empty())
+      throw error("shape rule of ", c.op, ": ", message);
+    TestBinder binder(c, attrs_of(op, c), out_shapes, n_tokens);
+    op.bind(binder);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
 }
 
 }  // namespace gguflow::test

@@ -30,8 +30,15 @@ std::string shape_message(const OpCase& c, std::vector<ops::Shape>* outputs = nu
 // buffer per input slot, rows of T); returns output 0. Throws what the shape rule or bind
 // throws (a shape-rule message as gguflow::Error). `last_output_only` sets the step's flag;
 // `honoured`, when given, receives the BoundOp's writes_last_output_only.
+// An i32 input (token ids, positions) is passed as its bit patterns: i32_input({3, 9}).
 std::vector<float> run_op(const OpCase& c, const std::vector<std::vector<float>>& inputs,
                           int64_t n_tokens, bool last_output_only = false,
                           bool* honoured = nullptr);
+std::vector<float> i32_input(const std::vector<int32_t>& values);
+
+// The message the op's shape rule or bind function throws (gguflow::Error), or "" when the node
+// binds. The test binder has f32 weights only: binding reaches "test binder: f32 weights only"
+// when the op asks for a weight view.
+std::string bind_error(const OpCase& c, int64_t n_tokens = 1);
 
 }  // namespace gguflow::test

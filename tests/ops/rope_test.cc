@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "ops/op_registry.h"
-#include "tests/ops/fake_binder.h"
+#include "tests/ops/op_harness.h"
 #include "tests/ops/op_test_util.h"
 #include "tests/ops/test_kernels.h"
 
@@ -93,25 +93,16 @@ TEST(RopeOp, BoundOpReadsTheFreqFactorsSlot) {
   const std::vector<float> factors = {1.0f, 2.0f, 8.0f, 0.5f};
   const auto x = test::random_floats(pos.size() * row, 5);
   for (const float* f : {factors.data(), static_cast<const float*>(nullptr)}) {
-    test::FakeBinder b;
-    b.inputs = {ops::Shape{{row, ops::kTokenDim}}, ops::Shape{{ops::kTokenDim}}};
-    b.weights = {f};
-    b.tokens = static_cast<int64_t>(pos.size());
-    b.node_attrs.set("head_dim", hd);
-    b.node_attrs.set("n_rot", n_rot);
-    b.node_attrs.set("base", 10000.0);
-    b.node_attrs.set("mode", std::string("neox"));
-    const ops::BoundOp bound = op->bind(b);
-    // Arena: x, positions, out, scratch.
-    std::vector<std::byte> arena(4096);
-    const size_t x_at = 0, pos_at = 1024, out_at = 2048, scratch_at = 3072;
-    std::memcpy(arena.data() + x_at, x.data(), sizeof(float) * x.size());
-    std::memcpy(arena.data() + pos_at, pos.data(), sizeof(int32_t) * pos.size());
-    ASSERT_LE(bound.scratch_bytes.at(0), 1024u);
-    ops::StepView step{arena.data(), static_cast<int64_t>(pos.size())};
-    bound.run(step, ops::NodeIo{{x_at, pos_at}, {out_at}, {scratch_at}});
-    std::vector<float> y(x.size());
-    std::memcpy(y.data(), arena.data() + out_at, sizeof(float) * y.size());
+    test::OpCase c{"rope",
+                   {ops::Shape{{row, ops::kTokenDim}}, ops::Shape{{ops::kTokenDim}}},
+                   {},
+                   {},
+                   {{"head_dim", hd}, {"n_rot", n_rot}, {"base", 10000.0}, {"mode", std::string("neox")}}};
+    if (f) {
+      c.weights = {ops::Shape{{n_rot / 2}}};
+      c.weight_data = {factors};
+    }
+    const auto y = test::run_op(c, {x, test::i32_input(pos)}, static_cast<int64_t>(pos.size()));
     test::expect_close(y, rope_reference(x, pos, n_heads, hd, n_rot, 10000.0, true, f), 1e-5);
   }
 }
