@@ -22,10 +22,11 @@ void kv_cache_store(const AttentionShape& s, const float* k_new, const float* v_
 
 void attention_heads(const GguflowKernels& k, const AttentionShape& s,
                      const AttentionScoring& scoring, const float* q, const int32_t* positions,
-                     const KvCacheView& cache, int64_t task_begin, int64_t task_end,
-                     float* scores, float* out) {
+                     int64_t seq_len, const KvCacheView& cache, int64_t task_begin,
+                     int64_t task_end, float* scores, float* out) {
   GGUFLOW_CHECK(s.n_kv_head > 0 && s.n_head % s.n_kv_head == 0);
   GGUFLOW_CHECK(scoring.window >= 0 && scoring.softcap >= 0);
+  GGUFLOW_CHECK(scoring.causal || scoring.window == 0);
   const int64_t group = s.n_head / s.n_kv_head;
   const int64_t hd = s.head_dim;
   const float scale =
@@ -36,10 +37,13 @@ void attention_heads(const GguflowKernels& k, const AttentionShape& s,
     const int64_t h = task % s.n_head;
     const int64_t kvh = h / group;
     const int64_t p = positions[t];
-    // Causal: positions 0..p; a sliding window keeps the last `window` of them.
+    GGUFLOW_CHECK(0 <= p && p < seq_len);
+    // Causal: positions 0..p; a sliding window keeps the last `window` of them. Non-causal:
+    // the whole sequence 0..seq_len-1.
+    const int64_t last = scoring.causal ? p : seq_len - 1;
     const int64_t first = scoring.window > 0 ? std::max<int64_t>(0, p - scoring.window + 1) : 0;
-    const int64_t n_keys = p + 1 - first;
-    GGUFLOW_CHECK(0 <= p && n_keys <= cache.rows);
+    const int64_t n_keys = last + 1 - first;
+    GGUFLOW_CHECK(n_keys <= cache.rows);
     // Visible keys are rows first % rows, ... in order, wrapping once at the end of the ring:
     // `split` keys before the wrap, the rest from row 0.
     const int64_t start = first % cache.rows;
@@ -60,6 +64,12 @@ void attention_heads(const GguflowKernels& k, const AttentionShape& s,
     for (int64_t j = 0; j < split; ++j) k.axpy_f32(scores[j], vh + j * s.kv_row(), oh, hd);
     for (int64_t j = split; j < n_keys; ++j) k.axpy_f32(scores[j], vh_wrap + j * s.kv_row(), oh, hd);
   }
+}
+
+int64_t sequence_length(const int32_t* positions, int64_t n_tokens) {
+  int64_t last = -1;
+  for (int64_t t = 0; t < n_tokens; ++t) last = std::max<int64_t>(last, positions[t]);
+  return last + 1;
 }
 
 }  // namespace gguflow::ops

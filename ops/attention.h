@@ -1,8 +1,10 @@
-// attention: causal grouped-query self-attention over a per-layer f32 KV cache.
+// attention: causal (or, for encoders, bidirectional) grouped-query self-attention over a
+// per-layer f32 KV cache.
 //
 // Query head h reads KV head h / (n_head / n_kv_head). A token at position p attends to the
 // keys of positions 0..p, or with a sliding window W to positions max(0, p - W + 1)..p (key j is
-// masked iff p - j >= W). The cache holds one sequence; position p lives in row p % rows, so a
+// masked iff p - j >= W). Non-causal, every query sees keys 0..n-1 of the n positions stored so
+// far, its own step's later tokens included. The cache holds one sequence; position p lives in row p % rows, so a
 // windowed layer's cache needs only W + (tokens of a step) - 1 rows (a ring), a full one n_ctx. Each score is s = scale * (q . k) (scale 1/sqrt(head_dim) unless given), then
 // soft-capped s = c * tanh(s / c) when a cap c is given (gemma2), then normalised with the kernel
 // table's softmax over the visible keys; the output of a head is sum_j a_j V[j], accumulated in
@@ -28,6 +30,9 @@ struct AttentionScoring {
   float scale = 0;     // factor of q . k; 0: 1.0f / sqrt(float(head_dim))
   float softcap = 0;   // c > 0: s -> c * tanh(s / c) after the scale, before the softmax
   int64_t window = 0;  // W > 0: keys max(0, p - W + 1)..p only; 0: keys 0..p
+  // false (encoders such as BERT): every query sees every key of the sequence so far, later
+  // positions of its own step included; no window.
+  bool causal = true;
 };
 
 // One layer's cache: k, v: [rows][row width] f32; position p in row p % rows. A cache without a
@@ -45,11 +50,16 @@ void kv_cache_store(const AttentionShape& s, const float* k_new, const float* v_
 
 // Computes heads [task_begin, task_end) of the flattened (token, head) index
 // task = t * n_head + h. q: [n_tokens][q_row]; out: [n_tokens][q_row];
-// scores: scratch of min(cache.rows, positions + 1) floats, private to the calling thread. A
-// query's visible keys must all still be in the ring: p - first < cache.rows.
+// scores: scratch of min(cache.rows, seq_len) floats, private to the calling thread. seq_len is
+// the sequence's length once this step is stored (its last position + 1): the keys a
+// non-causal query sees; every position is below it. A query's visible keys must all still be
+// in the ring: p - first < cache.rows.
 void attention_heads(const GguflowKernels& k, const AttentionShape& s,
                      const AttentionScoring& scoring, const float* q, const int32_t* positions,
-                     const KvCacheView& cache, int64_t task_begin, int64_t task_end,
-                     float* scores, float* out);
+                     int64_t seq_len, const KvCacheView& cache, int64_t task_begin,
+                     int64_t task_end, float* scores, float* out);
+
+// The sequence's length once a step at `positions` is stored: the largest position + 1.
+int64_t sequence_length(const int32_t* positions, int64_t n_tokens);
 
 }  // namespace gguflow::ops

@@ -1,5 +1,5 @@
-// The attention op: appends k, v at their positions to a kv_cache state, then causal
-// grouped-query attention of q over the cache.
+// The attention op: appends k, v at their positions to a kv_cache state, then causal (or, with
+// causal: false, bidirectional) grouped-query attention of q over the cache.
 #include "ops/attention_op.h"
 
 #include "ops/op_binder.h"
@@ -18,7 +18,10 @@ const AttrList<AttentionAttrs>& attention_attr_list() {
           .optional("softcap", &AttentionAttrs::softcap, 0.0,
                     "scores s -> softcap * tanh(s / softcap) before the softmax; 0 = none")
           .optional("scale", &AttentionAttrs::scale, 0.0,
-                    "factor of the q.k scores; 0 = 1/sqrt(head_dim)");
+                    "factor of the q.k scores; 0 = 1/sqrt(head_dim)")
+          .optional("causal", &AttentionAttrs::causal, true,
+                    "false: every token sees every position of the sequence, later ones of its "
+                    "step included (encoders); the cache still stores them");
   return list;
 }
 
@@ -40,6 +43,9 @@ std::string attention_shape(const ShapeQuery& q, std::vector<Shape>* out) {
     return "expected window, softcap and scale >= 0 (0 = the default), found window " +
            std::to_string(a.window) + ", softcap " + attr_to_string(a.softcap) + ", scale " +
            attr_to_string(a.scale);
+  if (!a.causal && a.window != 0)
+    return "expected window 0 with causal false (a non-causal query sees the whole sequence), "
+           "found window " + std::to_string(a.window);
   const Shape& qs = *q.inputs[kAttnQ];
   if (qs[0] % a.n_head != 0)
     return "expected n_head (" + std::to_string(a.n_head) + ") to divide the query's ne0, found " +
@@ -68,7 +74,7 @@ AttentionShape attention_geometry(const AttentionAttrs& a, const Shape& q) {
 }
 
 AttentionScoring attention_scoring(const AttentionAttrs& a) {
-  return {static_cast<float>(a.scale), static_cast<float>(a.softcap), a.window};
+  return {static_cast<float>(a.scale), static_cast<float>(a.softcap), a.window, a.causal};
 }
 
 std::string check_kv_state(const ShapeQuery& node, const Attrs& state, KvLayout* layout) {
@@ -101,11 +107,12 @@ BoundOp bind_attention(Binder& b) {
             const int32_t* pos = at<const int32_t>(s, io.inputs[kAttnPositions]);
             kv_cache_store(shape, at<const float>(s, io.inputs[kAttnK]),
                            at<const float>(s, io.inputs[kAttnV]), pos, s.n_tokens, cache);
+            const int64_t seq_len = sequence_length(pos, s.n_tokens);
             const float* q = at<const float>(s, io.inputs[kAttnQ]);
             float* out = at<float>(s, io.outputs[0]);
             float* scores = at<float>(s, io.scratch[0]);
             parallel_rows(par, s.n_tokens * shape.n_head, 1, [&](int64_t t0, int64_t t1) {
-              attention_heads(k, shape, scoring, q, pos, cache, t0, t1,
+              attention_heads(k, shape, scoring, q, pos, seq_len, cache, t0, t1,
                               scores + par.thread_index() * n_ctx, out);
             });
           }};
@@ -116,8 +123,8 @@ BoundOp bind_attention(Binder& b) {
 const OpSchema& attention_op() {
   static const OpSchema op{
       "attention", OpKind::kAttention,
-      "appends k, v to the cache at positions; causal grouped-query attention: "
-      "softmax(cap(scale * q.k)) over the keys in the window",
+      "appends k, v to the cache at positions; grouped-query attention: "
+      "softmax(cap(scale * q.k)) over the keys in the window (causal) or the whole sequence",
       attention_inputs(),
       {},
       attention_attr_list().specs(),

@@ -20,6 +20,7 @@ struct AttentionAttrs {
   int64_t window = 0;  // sliding window; 0: none
   double softcap = 0;  // score soft-cap; 0: none
   double scale = 0;    // factor of q . k; 0: 1/sqrt(head_dim)
+  bool causal = true;  // false: bidirectional over the sequence (encoders)
 };
 const AttrList<AttentionAttrs>& attention_attr_list();
 

@@ -41,10 +41,11 @@ std::string check_low_rank_state(const ShapeQuery& node, const Attrs& state, KvL
 BoundOp bind_kv_project(Binder& b) {
   const AttentionAttrs a = attention_attr_list().parse(b.attrs());
   // The attribute list is attention's; the low-rank scores only do plain causal attention.
-  if (a.window != 0 || a.softcap != 0 || a.scale != 0)
+  if (a.window != 0 || a.softcap != 0 || a.scale != 0 || !a.causal)
     throw error(b.where(), ": kv_project does plain causal attention: expected window, softcap "
-                "and scale 0 (the defaults), found window ", a.window, ", softcap ",
-                attr_to_string(a.softcap), ", scale ", attr_to_string(a.scale));
+                "and scale 0 and causal true (the defaults), found window ", a.window, ", softcap ",
+                attr_to_string(a.softcap), ", scale ", attr_to_string(a.scale), ", causal ",
+                a.causal ? "true" : "false");
   const AttentionShape shape = attention_geometry(a, *b.input_shape(kAttnQ));
   for (size_t slot : {kKBasis, kKMean, kVBasis, kVMean})
     if (b.weight(slot).type != GGML_TYPE_F32)

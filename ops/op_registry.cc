@@ -23,6 +23,9 @@ const OpSchema& softcap_op();
 const OpSchema& gelu_op();
 const OpSchema& gelu_mul_op();
 const OpSchema& slice_op();
+const OpSchema& layernorm_op();
+const OpSchema& add_row_op();
+const OpSchema& embed_positions_op();
 
 namespace {
 
@@ -48,7 +51,7 @@ std::span<const OpSchema* const> all_ops() {
       &embed_op(), &rmsnorm_op(), &matmul_op(),    &rope_op(),      &attention_op(),
       &silu_mul_op(), &add_op(),  &mul_op(),       &pool_op(),      &normalize_op(),
       &kv_project_op(), &scale_op(), &softcap_op(),   &gelu_op(),      &gelu_mul_op(),
-      &slice_op(),
+      &slice_op(),    &layernorm_op(), &add_row_op(),  &embed_positions_op(),
   };
   return list;
 }

@@ -15,15 +15,17 @@ namespace gguflow::cli {
 int run_embed(int argc, char** argv) {
   Args args(
       "embed --model MODEL.gguf [--input FILE|-] [options]",
-      "Embeds texts with a decoder model: graphs/embed.yaml (decode.yaml without the lm-head, "
-      "plus pool + normalize) gives one vector per text, written in input order.\n"
+      "Embeds texts: the model's embedding graph (graphs/embed.yaml for decoders: decode.yaml "
+      "without the lm-head, plus pool + normalize; graphs/bert.yaml and nomic-bert.yaml for "
+      "encoders) gives one vector per text, written in input order.\n"
       "\n"
       "Input: one text per line, or JSON Lines with a string field \"text\" (--input-format; "
       "auto = jsonl for *.jsonl/*.ndjson). An empty text is an error naming its line unless "
       "--skip-empty is given, which leaves it out (its index is then absent from the output). "
       "Invalid UTF-8, NUL bytes (binary files) and JSONL lines without \"text\" are errors naming "
       "the line. A text longer than the context is cut to its first --ctx tokens with a warning "
-      "naming the line.\n"
+      "naming the line (a WordPiece text keeps its final [SEP]); --no-truncate makes it an "
+      "error.\n"
       "\n"
       "Output (-o FILE is written under a temporary name and renamed when complete):\n"
       "  jsonl  {\"index\": i, \"embedding\": [...]} per text; i = 0-based record (line) number\n"
@@ -36,7 +38,7 @@ int run_embed(int argc, char** argv) {
       "-o, when given).\n"
       "Progress: a bar on stderr when it is a terminal, else one summary line; throughput "
       "(texts/s, tokens/s) is printed at the end.");
-  args.option("--model", "FILE", "GGUF model (any decoder the graph binds to)")
+  args.option("--model", "FILE", "GGUF model (a decoder, or a bert / nomic-bert encoder)")
       .option("--input", "FILE", "texts to embed, '-' for stdin", "-")
       .option("--input-format", "FMT", "auto, text or jsonl", "auto")
       .flag("--skip-empty", "leave empty texts out instead of stopping with an error")
@@ -53,6 +55,8 @@ int run_embed(int argc, char** argv) {
       .option("--threads", "N", "worker threads (default: every core)", "0")
       .option("--ctx", "N", "context: the most tokens of a text evaluated (default: min(model, 4096))",
               "0")
+      .flag("--truncate", "cut a text longer than the context, with a warning (the default)")
+      .flag("--no-truncate", "a text longer than the context is an error naming its line")
       .option("--kernels", "NAME", "force a kernel plugin (default: $GGUFLOW_KERNELS, else the best)")
       .option("--set", "NAME=VALUE", "override a graph parameter (repeatable)")
       .flag("--verbose", "print the graph, sizes and the plugin to stderr");
@@ -80,6 +84,9 @@ int run_embed(int argc, char** argv) {
   else if (progress == "summary") request.progress = embed::ProgressMode::kSummary;
   else throw error("--progress: expected auto, bar or summary, found '", progress, "'");
   request.verbose = args.has("--verbose");
+  if (args.has("--truncate") && args.has("--no-truncate"))
+    throw error("embed: expected one of --truncate and --no-truncate, found both");
+  request.truncate = !args.has("--no-truncate");
 
   plugins::SelectOptions kernel_options;
   kernel_options.forced = args.get("--kernels");

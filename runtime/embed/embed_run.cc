@@ -72,6 +72,10 @@ EmbedSummary run_embed(const EmbedRequest& request, const GguflowKernels& kernel
       if (tokens.empty())
         throw error(input_name(request.input_path), ":", in.line,
                     ": expected the text to make at least one token, found none");
+      if (!request.truncate && static_cast<int64_t>(tokens.size()) > embedder.max_tokens())
+        throw error(input_name(request.input_path), ":", in.line, ": ", tokens.size(),
+                    " tokens, more than the context of ", embedder.max_tokens(),
+                    " (--no-truncate; raise --ctx or leave out --no-truncate to cut it)");
       const Embedding e = embedder.embed_tokens(std::move(tokens));
       if (e.truncated()) {
         ++summary.truncated;

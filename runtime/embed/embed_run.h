@@ -29,6 +29,9 @@ struct EmbedRequest {
   int64_t batch_size = 32;       // --batch-size: texts per batch (one flush, one progress step)
   ProgressMode progress = ProgressMode::kAuto;
   bool verbose = false;          // --verbose: graph and session sizes
+  // --truncate (default): a text longer than the context is cut to it with a warning naming the
+  // line; --no-truncate: such a text is an error naming the line.
+  bool truncate = true;
 };
 
 struct EmbedSummary {

@@ -1,6 +1,7 @@
 #include "runtime/embed/embedder.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "ops/normalize.h"
 #include "ops/pool.h"
@@ -40,10 +41,16 @@ std::string string_param(const graph::Graph& g, std::string_view name) {
 Embedder::Embedder(std::shared_ptr<const GgufFile> model, const EmbedderOptions& options,
                    const GguflowKernels& kernels)
     : graph_(load_embed_graph(model, options)), tokenizer_(Tokenizer::from_gguf(*model)) {
-  session_ = std::make_unique<exec::Session>(graph_, kernels, options.session);
-  dim_ = session_->output_width();
   const ops::Shape& out = graph_->tensors[graph_->outputs[0]].shape;
   per_token_ = std::find(out.dims.begin(), out.dims.end(), ops::kTokenDim) != out.dims.end();
+  exec::SessionOptions session = options.session;
+  // One text is one graph step whatever its length (the session caps the batch at the context):
+  // an encoder's bidirectional attention over two steps would hide the second step's tokens
+  // from the first's. A pooled graph already runs as one step; per-token output (pooling none)
+  // would otherwise be cut into batches.
+  if (per_token_) session.max_batch = std::numeric_limits<int64_t>::max();
+  session_ = std::make_unique<exec::Session>(graph_, kernels, session);
+  dim_ = session_->output_width();
   pooling_ = string_param(*graph_, "pooling");
   normalize_ = string_param(*graph_, "normalize");
 }
@@ -57,7 +64,13 @@ Embedding Embedder::embed_tokens(std::vector<int32_t> tokens) {
   Embedding e;
   e.n_tokens_input = static_cast<int64_t>(tokens.size());
   e.n_tokens = std::min(e.n_tokens_input, max_tokens());
+  // A WordPiece text ends with the [SEP] the tokenizer appended: a cut text keeps it as its last
+  // token, as an encoder was trained to see ([CLS] ... [SEP]).
+  const TokenId sep = tokenizer_.vocab().separator();
+  const bool keep_sep = e.truncated() && tokenizer_.vocab().kind() == VocabKind::kWordPiece &&
+                        sep != kNoToken && tokens.back() == sep && e.n_tokens >= 2;
   tokens.resize(static_cast<size_t>(e.n_tokens));
+  if (keep_sep) tokens.back() = sep;
   session_->reset();  // a fresh sequence: positions from 0, no earlier text in the cache
   if (per_token_) {
     session_->prefill(tokens, &e.values);

@@ -1,5 +1,5 @@
 // Text -> vector with an embedding graph (graphs/embed.yaml: decode.yaml without the lm-head,
-// plus pool + normalize). One Embedder holds one bound graph, one Session (one executor, one
+// plus pool + normalize; graphs/bert.yaml and nomic-bert.yaml for encoders). One Embedder holds one bound graph, one Session (one executor, one
 // arena, one KV cache) and the model's tokenizer; every text reuses them, with the sequence
 // reset in between so no text sees another's keys and values.
 //
@@ -59,7 +59,8 @@ class Embedder {
 
   // Token ids of `text` as the model's tokenizer makes them (BOS/EOS as the vocabulary says).
   std::vector<int32_t> tokenize(std::string_view text) const;
-  // Evaluates the first max_tokens() ids as one fresh sequence. `tokens` must not be empty.
+  // Evaluates the first max_tokens() ids as one fresh sequence (a WordPiece text cut there keeps
+  // its final [SEP]). `tokens` must not be empty.
   Embedding embed_tokens(std::vector<int32_t> tokens);
   Embedding embed(std::string_view text) { return embed_tokens(tokenize(text)); }
 

@@ -82,8 +82,8 @@ TEST(GraphChoice, ShippedGraphsHaveOneDefaultPerArchitectureAndJob) {
 TEST(GraphChoice, DefaultGraphPathReadsTheModelsArchitecture) {
   const auto model = tensorless_model(temp_dir() / "arch.gguf", "gemma7");
   EXPECT_THAT(error_of([&] { graph::default_graph_path(*model, Job::kGenerate); }),
-              HasSubstr("model arch.gguf has architecture 'gemma7', which no shipped graph implements: decode.yaml "
-                        "implements llama, qwen2, mistral (generate)"));
+              HasSubstr("model arch.gguf has architecture 'gemma7', which no shipped graph implements: bert.yaml "
+                        "implements bert (embed); decode.yaml implements llama, qwen2, mistral (generate)"));
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // Which graph `run`, `embed` and `lower` bind a model to, through the built binary: the shipped
 // graph for the model's architecture and job, and a named refusal where no shipped graph
-// implements them (encoders; decoder families for embed), also for a graph given explicitly
+// implements them (encoders for run and lower; decoder families for embed), also for a graph given explicitly
 // that leaves tensors unread.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -52,16 +52,21 @@ void expect_refused(const Result& r, const std::string& file, const std::string&
   EXPECT_THAT(r.err, HasSubstr("decode-lowrank-kv.yaml implements llama, qwen2, mistral")) << words;
 }
 
-// Encoders (issue 17 adds their graphs): no generate or embed graph yet.
+// Encoders: `embed` binds their own graph (graphs/bert.yaml, nomic-bert.yaml, job: embed); they
+// have no generate graph, so run and lower are refused naming the architecture and the job.
 class Encoders : public ::testing::TestWithParam<std::pair<std::string, std::string>> {};
 
-TEST_P(Encoders, RefusedByEveryCommandNamingTheArchitecture) {
+TEST_P(Encoders, EmbedUsesTheirGraphRunAndLowerAreRefused) {
   const auto& [file, arch] = GetParam();
   GGUFLOW_REQUIRE_DATA("models/" + file);
   const auto input = temp_dir() / "texts.txt";
   write_text(input, "hello\n");
-  for (const std::string& words : {run_words(file), embed_words(file, input), lower_words(file)})
-    expect_refused(gguflow(words), file, arch, "which no shipped graph implements: ", words);
+  const Result embed = gguflow(embed_words(file, input) + " --verbose");
+  EXPECT_EQ(embed.status, 0) << embed.err;
+  EXPECT_THAT(embed.err, HasSubstr("graph " + arch + ": ")) << embed.err;
+  EXPECT_THAT(embed.out, HasSubstr("{\"index\": 0, \"embedding\": [")) << embed.out;
+  for (const std::string& words : {run_words(file), lower_words(file)})
+    expect_refused(gguflow(words), file, arch, "for which no shipped graph has job: generate: ", words);
 }
 
 INSTANTIATE_TEST_SUITE_P(GraphDefaults, Encoders,

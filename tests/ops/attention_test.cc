@@ -12,20 +12,23 @@ namespace {
 
 // Causal grouped-query attention in double: token t (position t) attends to keys j <= t, and
 // with a window W only to those with t - j < W (the mask); score = scale * q.k, soft-capped to
-// cap * tanh(score / cap) when cap > 0. scale 0 is 1/sqrt(head_dim).
+// cap * tanh(score / cap) when cap > 0. scale 0 is 1/sqrt(head_dim). Not causal: token t
+// attends to the keys of positions 0..seen[t]-1 (seen empty: all n_tokens).
 std::vector<double> attention_reference(const ops::AttentionShape& s, const std::vector<float>& q,
                                         const std::vector<float>& kk, const std::vector<float>& v,
                                         int64_t n_tokens, double scale = 0, double cap = 0,
-                                        int64_t window = 0) {
+                                        int64_t window = 0, bool causal = true,
+                                        const std::vector<int64_t>& seen = {}) {
   const int64_t hd = s.head_dim, group = s.n_head / s.n_kv_head;
   if (scale == 0) scale = 1 / std::sqrt(double(hd));
   std::vector<double> out(n_tokens * s.q_row());
   for (int64_t t = 0; t < n_tokens; ++t)
     for (int64_t h = 0; h < s.n_head; ++h) {
       const int64_t kvh = h / group;
-      std::vector<double> w(t + 1);
+      const int64_t last = causal ? t : (seen.empty() ? n_tokens : seen[t]) - 1;
+      std::vector<double> w(last + 1);
       double mx = -1e300, sum = 0;
-      for (int64_t j = 0; j <= t; ++j) {
+      for (int64_t j = 0; j <= last; ++j) {
         double d = 0;
         for (int64_t i = 0; i < hd; ++i)
           d += double(q[t * s.q_row() + h * hd + i]) * kk[j * s.kv_row() + kvh * hd + i];
@@ -37,7 +40,7 @@ std::vector<double> attention_reference(const ops::AttentionShape& s, const std:
       for (auto& x : w) sum += (x = std::exp(x - mx));
       for (int64_t i = 0; i < hd; ++i) {
         double o = 0;
-        for (int64_t j = 0; j <= t; ++j) o += w[j] / sum * v[j * s.kv_row() + kvh * hd + i];
+        for (int64_t j = 0; j <= last; ++j) o += w[j] / sum * v[j * s.kv_row() + kvh * hd + i];
         out[t * s.q_row() + h * hd + i] = o;
       }
     }
@@ -57,15 +60,16 @@ std::vector<float> run_attention(const ops::AttentionShape& s, const ops::Attent
   const auto& k = test::scalar_f32_test_kernels();
   std::vector<float> out(n_tokens * s.q_row()), scores(n_ctx);
   ops::kv_cache_store(s, kk.data(), v.data(), pos.data(), prefill, cache);
-  ops::attention_heads(k, s, scoring, q.data(), pos.data(), cache, 0, prefill * s.n_head,
-                       scores.data(), out.data());
+  ops::attention_heads(k, s, scoring, q.data(), pos.data(), prefill, cache, 0,
+                       prefill * s.n_head, scores.data(), out.data());
   for (int64_t t = prefill; t < n_tokens; ++t) {
     ops::kv_cache_store(s, kk.data() + t * s.kv_row(), v.data() + t * s.kv_row(), &pos[t], 1,
                         cache);
     const float* qt = q.data() + t * s.q_row();
     float* ot = out.data() + t * s.q_row();
-    ops::attention_heads(k, s, scoring, qt, &pos[t], cache, 0, s.n_head / 2, scores.data(), ot);
-    ops::attention_heads(k, s, scoring, qt, &pos[t], cache, s.n_head / 2, s.n_head,
+    ops::attention_heads(k, s, scoring, qt, &pos[t], t + 1, cache, 0, s.n_head / 2,
+                         scores.data(), ot);
+    ops::attention_heads(k, s, scoring, qt, &pos[t], t + 1, cache, s.n_head / 2, s.n_head,
                          scores.data(), ot);
   }
   return out;
@@ -122,6 +126,29 @@ TEST(AttentionOp, SlidingWindowMasksKeysAtOrPastTheWindow) {
                      attention_reference(s, q, kk, v, n_tokens), 1e-5, 1e-5);
 }
 
+// Encoders: causal false. One step of the whole sequence: every token attends to every token,
+// later ones included. A prefill of 4 then single tokens: each step's queries see everything
+// stored so far (positions 0..4 for the first four, then 0..t).
+TEST(AttentionOp, NonCausalSeesTheWholeSequenceSoFar) {
+  const ops::AttentionShape s{4, 2, 16};
+  const int64_t n_tokens = 9;
+  const auto q = test::random_floats(n_tokens * s.q_row(), 31, 0.0f, 2.0f);
+  const auto kk = test::random_floats(n_tokens * s.kv_row(), 32, 0.0f, 2.0f);
+  const auto v = test::random_floats(n_tokens * s.kv_row(), 33);
+  ops::AttentionScoring scoring;
+  scoring.causal = false;
+  const auto whole = run_attention(s, scoring, q, kk, v, n_tokens, n_tokens, 16);
+  test::expect_close(whole, attention_reference(s, q, kk, v, n_tokens, 0, 0, 0, false), 1e-5, 1e-5);
+  std::vector<int64_t> seen(n_tokens);
+  for (int64_t t = 0; t < n_tokens; ++t) seen[t] = std::max<int64_t>(4, t + 1);
+  test::expect_close(run_attention(s, scoring, q, kk, v, n_tokens, 4, 16),
+                     attention_reference(s, q, kk, v, n_tokens, 0, 0, 0, false, seen), 1e-5, 1e-5);
+  // The first token sees the later ones: its output differs from causal attention's.
+  const auto causal = run_attention(s, {}, q, kk, v, n_tokens, n_tokens, 16);
+  EXPECT_NE(std::vector<float>(whole.begin(), whole.begin() + s.q_row()),
+            std::vector<float>(causal.begin(), causal.begin() + s.q_row()));
+}
+
 // gemma2: softmax(c * tanh(scale * q.k / c) + mask); large scores so the cap matters.
 // A windowed layer's cache as a ring of window + (tokens of a step) - 1 rows: position p in row
 // p % rows. A 9-token prefill (rows = 5 + 9 - 1 = 13) then decode steps to position 23 wrap the
@@ -160,7 +187,8 @@ TEST(AttentionOp, SoftcapAndExplicitScaleMatchDoubleReference) {
 }
 
 // kv_project shares attention's attributes but not its scoring: it refuses the new ones at
-// bind time, naming the node, and binds on (here into the fake's missing weights) without them.
+// bind time, naming the node, and binds on (here into the test binder's missing weights)
+// without them.
 TEST(AttentionOp, KvProjectRefusesWindowSoftcapAndScale) {
   auto bind = [](const char* name, ops::AttrValue value) {
     test::OpCase c{"kv_project",
@@ -176,7 +204,7 @@ TEST(AttentionOp, KvProjectRefusesWindowSoftcapAndScale) {
   // With the defaults the op goes on to its weights (F32 views, which the test binder lacks).
   EXPECT_EQ(bind(nullptr, {}), "test binder: f32 weights only");
   for (auto [name, value] : {std::pair<const char*, ops::AttrValue>{"window", int64_t{8}},
-                             {"softcap", 50.0}, {"scale", 0.125}}) {
+                             {"softcap", 50.0}, {"scale", 0.125}, {"causal", false}}) {
     const std::string e = bind(name, value);
     EXPECT_NE(e.find("node 'kv_project' (test): kv_project does plain causal "
                      "attention: expected window, softcap and scale 0"),
