@@ -2,11 +2,13 @@
 // checked before anything is unrolled, and each hostile graph or model in
 // ../shared/data/malformed fails at once with one message naming the limit.
 #include <cstdlib>
+#include <functional>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "runtime/gguf/gguf_file.h"
+#include "runtime/gguf/gguf_writer.h"
 #include "runtime/graph/limits.h"
 #include "tests/graph/graph_test_util.h"
 
@@ -129,6 +131,58 @@ TEST_F(GraphLimits, DuplicateTopLevelKeyIsRefusedWithItsPlace) {
   EXPECT_THAT(e, HasSubstr(location_of(path.string(), text.substr(0, second) + "@", "@") +
                            ": duplicate top-level key 'nodes': expected each key once, found it again (first at " +
                            location_of(path.string(), text, "\nnodes:", 1) + ")"));
+}
+
+// ---- model metadata checked when a graph binds (issue 23, class 7) ----------------------------
+
+// stories260K with `key` replaced by what `set` writes (nothing: removed).
+std::shared_ptr<const GgufFile> edited_model(const std::string& key, const std::function<void(GgufWriter&)>& set) {
+  auto source = GgufFile::open(data_path("models/stories260K.gguf").string());
+  const auto path = temp_dir() / "edited.gguf";
+  {
+    GgufWriter w(path.string());
+    w.copy_metadata(*source, {key});
+    set(w);
+    for (const auto& t : source->tensors()) w.add_tensor(t.name, t.type, t.dims);
+    w.write_header();
+    for (const auto& t : source->tensors()) {
+      const auto bytes = source->tensor_bytes(t);
+      w.write_tensor_data(bytes.data(), bytes.size());
+    }
+    w.finish();
+  }
+  return GgufFile::open(path.string());
+}
+
+TEST_F(GraphLimits, HyperparametersOfTheWrongTypeOrValueAreRefusedNamingKeyTypeAndValue) {
+  auto e = error_loading(decode_yaml().string(), edited_model("llama.block_count", [](GgufWriter& w) {
+    w.set_bool("llama.block_count", true);
+  }));
+  EXPECT_THAT(e, HasSubstr("edited.gguf: metadata 'llama.block_count': expected a positive integer, found bool true"));
+  e = error_loading(decode_yaml().string(), edited_model("llama.context_length", [](GgufWriter& w) {
+    w.set_i32("llama.context_length", -1);
+  }));
+  EXPECT_THAT(e, HasSubstr("metadata 'llama.context_length': expected a positive integer, found i32 -1"));
+  e = error_loading(decode_yaml().string(), edited_model("llama.context_length", [](GgufWriter& w) {
+    w.set_string("llama.context_length", "2048");
+  }));
+  EXPECT_THAT(e, HasSubstr("metadata 'llama.context_length': expected a positive integer, found string \"2048\""));
+}
+
+TEST_F(GraphLimits, EmbeddingLengthMustMatchTokenEmbd) {
+  const auto e = error_loading(decode_yaml().string(), edited_model("llama.embedding_length", [](GgufWriter& w) {
+    w.set_u32("llama.embedding_length", 65);
+  }));
+  EXPECT_THAT(e, HasSubstr("metadata 'llama.embedding_length' is u32 65 but tensor 'token_embd.weight' has rows of 64"));
+}
+
+TEST_F(GraphLimits, TokenCountMustMatchTokenEmbdRows) {
+  const auto e = error_loading(decode_yaml().string(), edited_model("tokenizer.ggml.tokens", [](GgufWriter& w) {
+    std::vector<std::string> tokens;
+    for (int i = 0; i < 256; ++i) tokens.push_back("t" + std::to_string(i));
+    w.set_string_array("tokenizer.ggml.tokens", tokens);
+  }));
+  EXPECT_THAT(e, HasSubstr("metadata 'tokenizer.ggml.tokens' holds 256 tokens but tensor 'token_embd.weight' has 512 rows"));
 }
 
 }  // namespace
