@@ -33,6 +33,7 @@ class Cursor {
       : name_(name), data_(data), size_(size), version_(version) {}
 
   uint64_t pos() const { return pos_; }
+  const std::string& name() const { return name_; }
   const uint8_t* here() const { return data_ + pos_; }
   void skip(uint64_t n, const char* what) {
     need(n, what);
@@ -115,6 +116,7 @@ bool valid_value_type(uint32_t t) { return t <= static_cast<uint32_t>(GgufValueT
 
 void read_value(Cursor& in, GgufValueType type, GgufValue& out, uint32_t version, int depth) {
   out.type = type;
+  out.origin = &in.name();
   switch (type) {
     case GgufValueType::kU8: out.number.u64 = in.read<uint8_t>("a u8 value"); break;
     case GgufValueType::kI8: out.number.i64 = in.read<int8_t>("an i8 value"); break;
@@ -367,11 +369,13 @@ void GgufFile::parse_all() {
                   "): its size in bytes overflows 64 bits");
     const auto begin = checked_add<uint64_t>(data_offset_, t.offset);
     const auto end = begin ? checked_add<uint64_t>(*begin, *bytes) : std::nullopt;
-    if (!end || *end > size_)
+    if (!end)
       throw error(path_, ": tensor '", t.name, "' (", t.type_name(), ", dims ", dims_text(t.dims),
                   "): data of ", *bytes, " bytes at offset ", t.offset,
-                  " of the data section (byte ", data_offset_, ") lies past the end of the file (",
-                  size_, " bytes)");
+                  " of the data section ends past 2^64: it lies past the end of the file (", size_, " bytes)");
+    if (*end > size_)
+      throw error(path_, ": tensor '", t.name, "': data [", *begin, ", ", *end,
+                  ") lies past the end of the file (", size_, " bytes)");
     extents.push_back({*begin, *end, &t});
   }
   std::sort(extents.begin(), extents.end(),

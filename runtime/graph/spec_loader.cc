@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "ops/op_registry.h"
+#include "runtime/core/input_file.h"
 #include "runtime/graph/limits.h"
 #include "runtime/graph/spec.h"
 
@@ -154,13 +155,10 @@ Located locate(GraphSpec& spec, const Sourced& name_node, const char* edit) {
 GraphSpec parse_file(const YAML::Node& root, const std::string& file, std::vector<std::string>& chain);
 
 GraphSpec load_file(const std::string& path, std::vector<std::string>& chain) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw error(path, ": cannot open the graph file");
-  std::stringstream text;
-  text << in.rdbuf();
+  const std::string text = read_input_file(path, "graph file");
   YAML::Node root;
   try {
-    root = YAML::Load(text.str());
+    root = YAML::Load(text);
   } catch (const YAML::ParserException& e) {
     fail_at(Location{path, e.mark.line + 1, e.mark.column + 1}, "YAML syntax error: ", e.msg);
   }

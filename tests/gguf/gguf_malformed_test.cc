@@ -308,5 +308,39 @@ TEST(GgufHardening, FifoIsRefusedWithoutBlocking) {
   }
 }
 
+// Accessor errors on parsed values name the file (they said only "tokenizer.ggml.tokens: ...").
+TEST(GgufHardening, ValueErrorsNameTheFile) {
+  GgufBytesBuilder b;
+  b.header(0, 2).string("tokenizer.ggml.tokens").raw<uint32_t>(9).raw<uint32_t>(4).count(1).raw<uint32_t>(7);
+  b.kv_u32("n", 5);
+  auto f = GgufFile::parse("vocab.gguf", b.bytes);
+  try {
+    f->get("tokenizer.ggml.tokens").as_string_array("tokenizer.ggml.tokens");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "vocab.gguf: metadata 'tokenizer.ggml.tokens': expected an array of strings, found an array of u32");
+  }
+  try {
+    f->get("n").as_string("n");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "vocab.gguf: metadata 'n': expected a string, found u32");
+  }
+  // A caller that already names the file is not prefixed twice.
+  try {
+    f->get("n").as_string("vocab.gguf: metadata 'n'");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "vocab.gguf: metadata 'n': expected a string, found u32");
+  }
+}
+
+TEST(GgufHardening, HugeAlignmentNamesTheFile) {
+  GgufBytesBuilder b;
+  b.header(0, 1).string("general.alignment").raw<uint32_t>(10).raw<uint64_t>(~uint64_t{0});
+  EXPECT_ERROR_CONTAINS(b.bytes, "test.gguf: metadata 'general.alignment': integer 18446744073709551615 is too large");
+}
+
 }  // namespace
 }  // namespace gguflow

@@ -398,5 +398,15 @@ TEST(RunHardening, ABrokenPluginInThePluginPathDoesNotStopARun) {
   EXPECT_EQ(r.status, 0) << r.err;
 }
 
+TEST(RunHardening, ADirectoryAsAnInputFileIsNamedNotALeakedStreamError) {
+  GGUFLOW_REQUIRE_DATA(kStories);
+  const std::string dir = temp_dir().string();
+  // Before: "unexpected error: basic_filebuf::underflow error reading the file: Is a directory".
+  expect_one_line_error(run({"--model", stories(), "--prompt-file", dir, "-n", "1"}),
+                        dir + ": cannot read the prompt file: expected a regular file, found a directory");
+  expect_one_line_error(run({dir, "--model", stories(), "--prompt", "x", "-n", "1"}),
+                        dir + ": cannot read the graph file: expected a regular file, found a directory");
+}
+
 }  // namespace
 }  // namespace gguflow::test
