@@ -135,15 +135,16 @@ void Session::allocate_kv_caches() {
   if (!bytes || *bytes > static_cast<uint64_t>(PTRDIFF_MAX))
     throw error("KV cache of ", g.states.size(), " states x ", n_ctx_,
                 " rows does not fit in this machine's address space (--ctx ", n_ctx_, ")");
+  bool allocated = false;
   try {
     kv_storage_.assign(static_cast<size_t>(*kv_floats), 0.0f);
+    allocated = true;
   } catch (const std::bad_alloc&) {
-    throw error("KV cache of ", *bytes / 1048576, " MiB could not be allocated (--ctx ", n_ctx_,
-                ", ", g.states.size(), " states): lower --ctx");
-  } catch (const std::length_error&) {
-    throw error("KV cache of ", *bytes / 1048576, " MiB could not be allocated (--ctx ", n_ctx_,
-                ", ", g.states.size(), " states): lower --ctx");
+  } catch (const std::length_error&) {  // past vector::max_size()
   }
+  if (!allocated)
+    throw error("KV cache of ", *bytes / 1048576, " MiB could not be allocated (--ctx ", n_ctx_,
+                ", ", g.states.size(), " states): lower --ctx");
   kv_bytes_ = static_cast<size_t>(*bytes);
   float* kv = kv_storage_.data();
   for (const graph::State& s : g.states) {
