@@ -134,6 +134,13 @@ int64_t Args::get_int(std::string_view name) const {
   return value;
 }
 
+int64_t Args::get_int_in(std::string_view name, int64_t min, int64_t max) const {
+  const int64_t value = get_int(name);
+  if (value < min || value > max)
+    throw error("option '", name, "': expected an integer from ", min, " to ", max, ", found ", value);
+  return value;
+}
+
 double Args::get_double(std::string_view name) const {
   std::string text = get(name);
   try {

@@ -9,6 +9,9 @@
 
 namespace gguflow::cli {
 
+// The most worker threads an option accepts (--threads).
+inline constexpr int64_t kMaxThreads = 4096;
+
 class Args {
  public:
   // `usage` is the synopsis after "gguflow", e.g. "inspect MODEL.gguf [options]".
@@ -33,6 +36,9 @@ class Args {
   std::string get(std::string_view name) const;  // last value, or the declared default
   std::vector<std::string> all(std::string_view name) const;
   int64_t get_int(std::string_view name) const;    // throws naming the option if not an integer
+  // get_int within [min, max]; throws naming the option, the range and the value otherwise
+  // (`--threads 4294967297` was narrowed to 1 by a cast).
+  int64_t get_int_in(std::string_view name, int64_t min, int64_t max) const;
   double get_double(std::string_view name) const;  // throws naming the option if not a number
   const std::vector<std::string>& positionals() const { return positionals_; }
 

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "runtime/cli/args.h"
 #include "runtime/cli/commands.h"
 #include "ops/error.h"
+#include "runtime/core/output_file.h"
 #include "runtime/plugins/kernel_plugins.h"
 
 namespace gguflow::cli {
@@ -113,10 +115,10 @@ int run_bench(int argc, char** argv) {
   if (args.has("--json")) {
     const std::string path = args.get("--json");
     const std::string json = bench::format_bench_report(report, bench::BenchFormat::kJson);
-    FILE* f = std::fopen(path.c_str(), "w");
-    if (!f) throw error("bench: cannot write --json file '", path, "'");
-    const bool ok = std::fwrite(json.data(), 1, json.size(), f) == json.size();
-    if (std::fclose(f) != 0 || !ok) throw error("bench: writing --json file '", path, "' failed");
+    OutputFile out(path);  // temporary name + rename: a failed write keeps the old file
+    if (std::fwrite(json.data(), 1, json.size(), out.stream()) != json.size())
+      throw error(path, ": write failed: ", std::strerror(errno));
+    out.commit();
   }
   return 0;
 }

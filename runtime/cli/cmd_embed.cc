@@ -69,7 +69,7 @@ int run_embed(int argc, char** argv) {
   request.embedder.pooling = args.get("--pooling");
   request.embedder.normalize = args.get("--normalize");
   request.embedder.set = graph::parse_set_options(args.all("--set"));
-  request.embedder.session.n_threads = static_cast<int>(args.get_int("--threads"));
+  request.embedder.session.n_threads = static_cast<int>(args.get_int_in("--threads", 0, kMaxThreads));
   request.embedder.session.n_ctx = args.get_int("--ctx");
   request.input_path = args.get("--input");
   request.input.format = embed::parse_input_format(args.get("--input-format"));

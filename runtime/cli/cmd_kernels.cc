@@ -43,8 +43,7 @@ int run_kernels(int argc, char** argv) {
   options.forced = args.get("--kernels");
   const auto candidates = plugins::scan_plugins(options);
   // Selection loads the chosen plugin, which also checks its entry point and ABI version.
-  const plugins::SelectedKernels& selected =
-      plugins::load_plugin(plugins::choose_plugin(candidates, options));
+  const plugins::SelectedKernels& selected = plugins::select_kernels(candidates, options);
   // The ABI version is in the table, so every plugin this CPU can run is loaded to read it; a
   // plugin that fails to load is reported with its error instead.
   std::vector<std::string> abi(candidates.size(), "-");

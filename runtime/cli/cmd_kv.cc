@@ -32,7 +32,7 @@ StudyModel open_model(const Args& args, const char* command) {
   plugins::SelectOptions kernel_options;
   kernel_options.forced = args.get("--kernels");
   const plugins::SelectedKernels& kernels = plugins::select_kernels(kernel_options);
-  return StudyModel::open(args.get("--model"), *kernels.table, static_cast<int>(args.get_int("--threads")));
+  return StudyModel::open(args.get("--model"), *kernels.table, static_cast<int>(args.get_int_in("--threads", 0, kMaxThreads)));
 }
 
 std::string require(const Args& args, const char* option, const char* command) {

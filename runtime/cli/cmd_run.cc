@@ -57,8 +57,8 @@ int run_token_ids(const Args& args, const std::string& graph_path) {
   request.weight_files = kv_projection_files(args);
   request.tokens = exec::parse_token_ids(args.get("--tokens"));
   request.dump_logits = args.get("--dump-logits");
-  request.greedy_steps = args.get_int("--greedy");
-  request.session.n_threads = static_cast<int>(args.get_int("--threads"));
+  request.greedy_steps = args.get_int_in("--greedy", 0, exec::kMaxContext);
+  request.session.n_threads = static_cast<int>(args.get_int_in("--threads", 0, kMaxThreads));
   request.session.n_ctx = args.get_int("--ctx");
   request.verbose = args.has("--verbose");
 
@@ -118,7 +118,7 @@ int run_run(int argc, char** argv) {
   request.model_path = args.get("--model");
   request.set = graph::parse_set_options(args.all("--set"));
   request.weight_files = kv_projection_files(args);
-  request.session.n_threads = static_cast<int>(args.get_int("--threads"));
+  request.session.n_threads = static_cast<int>(args.get_int_in("--threads", 0, kMaxThreads));
   request.session.n_ctx = args.get_int("--ctx");
   request.kernels = args.get("--kernels");
   request.sampling.temperature = float_option(args, "--temp");
@@ -135,7 +135,7 @@ int run_run(int argc, char** argv) {
   const std::optional<std::string> prompt_option =
       args.has("--prompt") ? std::optional<std::string>(args.get("--prompt")) : std::nullopt;
   request.prompt = runner::read_prompt(prompt_option, args.get("--prompt-file"), stdin);
-  request.n_predict = args.get_int("--n-predict");
+  request.n_predict = args.get_int_in("--n-predict", -1, INT64_MAX);  // -1: unlimited
   request.parse_special = args.has("--special");
   request.echo = !args.has("--no-echo");
   request.json = args.has("--json");

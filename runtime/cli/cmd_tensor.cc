@@ -10,6 +10,7 @@
 #include "runtime/cli/args.h"
 #include "runtime/cli/commands.h"
 #include "ops/error.h"
+#include "runtime/core/output_file.h"
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/tools/tensor_rows.h"
 
@@ -37,14 +38,14 @@ int run_tensor(int argc, char** argv) {
 
   if (args.has("--out")) {
     const std::string path = args.get("--out");
-    std::unique_ptr<FILE, int (*)(FILE*)> out(std::fopen(path.c_str(), "wb"), std::fclose);
-    if (!out) throw error("cannot create ", path, ": ", std::strerror(errno));
+    // Written under a temporary name and renamed into place: a failed write keeps the old file.
+    OutputFile out(path);
     dequantize_tensor_rows(*file, t, range, [&](const float* v, int64_t rows) {
       const size_t n = static_cast<size_t>(rows * ne0);
-      if (std::fwrite(v, sizeof(float), n, out.get()) != n)
-        throw error("cannot write ", path, ": ", std::strerror(errno));
+      if (std::fwrite(v, sizeof(float), n, out.stream()) != n)
+        throw error(path, ": write failed: ", std::strerror(errno));
     });
-    if (std::fflush(out.get()) != 0) throw error("cannot write ", path, ": ", std::strerror(errno));
+    out.commit();
     std::printf("wrote %s: %lld rows x %lld f32 of %s (%s)\n", path.c_str(),
                 static_cast<long long>(range.end - range.begin), static_cast<long long>(ne0),
                 t.name.c_str(), t.type_name());

@@ -9,7 +9,9 @@ namespace gguflow {
 
 // An output file written under a temporary name in the same folder and renamed over `path` by
 // commit(), so a reader never sees a partial file; destroyed uncommitted, it removes the
-// temporary. path "-" or "" means stdout (no temporary).
+// temporary. path "-" or "" means stdout (no temporary). A process killed by SIGTERM, SIGINT or
+// SIGHUP while OutputFiles are open removes their temporaries before dying of the signal
+// (unless the program installed its own handler for that signal).
 class OutputFile {
  public:
   explicit OutputFile(const std::string& path);
@@ -26,6 +28,7 @@ class OutputFile {
   std::string path_, temp_path_, name_;
   FILE* stream_ = nullptr;
   bool committed_ = false;
+  int temp_slot_ = -1;  // where the signal handler finds temp_path_ (output_file.cc)
 };
 
 }  // namespace gguflow

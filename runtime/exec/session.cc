@@ -1,12 +1,17 @@
 #include "runtime/exec/session.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
+#include <new>
+#include <optional>
 #include <sstream>
+#include <stdexcept>
 
 #include <oneapi/tbb/info.h>
 
 #include "ops/error.h"
+#include "runtime/core/checked_math.h"
 #include "runtime/exec/buffer_plan.h"
 #include "runtime/exec/tbb_parallel.h"
 
@@ -78,6 +83,9 @@ void Session::find_inputs_and_output() {
 void Session::size_context(const SessionOptions& options) {
   const graph::Graph& g = *graph_;
   if (options.n_ctx < 0) throw error("--ctx must be positive, found ", options.n_ctx);
+  if (options.n_ctx > kMaxContext)
+    throw error("--ctx: expected at most ", kMaxContext, " tokens (2^24, the limit of a session's KV cache), found ",
+                options.n_ctx);
   const int64_t model_ctx = g.model.n_ctx_train > 0 ? g.model.n_ctx_train : kDefaultMaxContext;
   n_ctx_ = options.n_ctx > 0 ? options.n_ctx : std::min(model_ctx, kDefaultMaxContext);
   max_batch_ = output_per_token_ ? std::clamp<int64_t>(options.max_batch, 1, n_ctx_) : n_ctx_;
@@ -115,11 +123,29 @@ int64_t Session::cache_rows(const graph::State& s) const {
 // sliding window).
 void Session::allocate_kv_caches() {
   const graph::Graph& g = *graph_;
-  size_t kv_floats = 0;
-  for (const graph::State& s : g.states)
-    kv_floats += static_cast<size_t>(cache_rows(s) * (s.layout.k + s.layout.v));
-  kv_storage_.assign(kv_floats, 0.0f);
-  kv_bytes_ = kv_floats * sizeof(float);
+  // Sizes in checked arithmetic (a --ctx of 2^62 wrapped the product and the caches were
+  // written out of bounds); an allocation the machine refuses is an error naming the size.
+  std::optional<uint64_t> kv_floats = 0;
+  for (const graph::State& s : g.states) {
+    const auto row = checked_add<uint64_t>(static_cast<uint64_t>(s.layout.k), static_cast<uint64_t>(s.layout.v));
+    const auto floats = row ? checked_mul<uint64_t>(static_cast<uint64_t>(cache_rows(s)), *row) : std::nullopt;
+    kv_floats = kv_floats && floats ? checked_add<uint64_t>(*kv_floats, *floats) : std::nullopt;
+  }
+  const auto bytes = kv_floats ? checked_mul<uint64_t>(*kv_floats, sizeof(float)) : std::nullopt;
+  if (!bytes || *bytes > static_cast<uint64_t>(PTRDIFF_MAX))
+    throw error("KV cache of ", g.states.size(), " states x ", n_ctx_,
+                " rows does not fit in this machine's address space (--ctx ", n_ctx_, ")");
+  bool allocated = false;
+  try {
+    kv_storage_.assign(static_cast<size_t>(*kv_floats), 0.0f);
+    allocated = true;
+  } catch (const std::bad_alloc&) {
+  } catch (const std::length_error&) {  // past vector::max_size()
+  }
+  if (!allocated)
+    throw error("KV cache of ", *bytes / 1048576, " MiB could not be allocated (--ctx ", n_ctx_,
+                ", ", g.states.size(), " states): lower --ctx");
+  kv_bytes_ = static_cast<size_t>(*bytes);
   float* kv = kv_storage_.data();
   for (const graph::State& s : g.states) {
     const int64_t rows = cache_rows(s);

@@ -28,9 +28,13 @@
 
 namespace gguflow::exec {
 
+// The largest --ctx a session accepts (2^24 tokens): beyond it the KV cache of even a tiny
+// model is gigabytes, and products of it with row sizes approach 2^64.
+inline constexpr int64_t kMaxContext = int64_t{1} << 24;
+
 struct SessionOptions {
   int n_threads = 0;          // 0: every core; bounds all work through one tbb::task_arena
-  int64_t n_ctx = 0;          // KV cache slots; 0: min(model context, 4096)
+  int64_t n_ctx = 0;          // KV cache slots; 0: min(model context, 4096); at most kMaxContext
   int64_t max_batch = 512;    // tokens per graph step during prefill (capped at n_ctx)
   Scheduler scheduler = Scheduler::kFlowGraph;
   // From the first decode step on, multiply packed copies of the weights the kernel plugin has

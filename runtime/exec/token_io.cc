@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "ops/error.h"
+#include "runtime/core/output_file.h"
 
 namespace gguflow::exec {
 
@@ -33,11 +34,10 @@ std::vector<int32_t> parse_token_ids(std::string_view text) {
 
 void write_f32_file(const std::string& path, std::span<const float> values) {
   static_assert(std::endian::native == std::endian::little, "f32 files are little-endian");
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw error(path, ": cannot open for writing: ", std::strerror(errno));
-  out.write(reinterpret_cast<const char*>(values.data()),
-            static_cast<std::streamsize>(values.size_bytes()));
-  if (!out) throw error(path, ": write failed: ", std::strerror(errno));
+  OutputFile out(path);  // temporary name + rename: a failed write keeps the old file
+  if (std::fwrite(values.data(), sizeof(float), values.size(), out.stream()) != values.size())
+    throw error(path, ": write failed: ", std::strerror(errno));
+  out.commit();
 }
 
 }  // namespace gguflow::exec

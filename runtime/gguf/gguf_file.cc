@@ -13,10 +13,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
 #include "ops/error.h"
+#include "runtime/core/checked_math.h"
 
 namespace gguflow {
 namespace {
@@ -31,6 +33,7 @@ class Cursor {
       : name_(name), data_(data), size_(size), version_(version) {}
 
   uint64_t pos() const { return pos_; }
+  const std::string& name() const { return name_; }
   const uint8_t* here() const { return data_ + pos_; }
   void skip(uint64_t n, const char* what) {
     need(n, what);
@@ -94,10 +97,26 @@ uint64_t min_value_bytes(GgufValueType type, uint32_t version) {
   return 1;
 }
 
+const char* file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+std::string dims_text(const std::vector<uint64_t>& dims) {
+  std::string out = "[";
+  for (size_t i = 0; i < dims.size(); ++i) out += (i ? ", " : "") + std::to_string(dims[i]);
+  return out + "]";
+}
+
 bool valid_value_type(uint32_t t) { return t <= static_cast<uint32_t>(GgufValueType::kF64); }
 
 void read_value(Cursor& in, GgufValueType type, GgufValue& out, uint32_t version, int depth) {
   out.type = type;
+  out.origin = &in.name();
   switch (type) {
     case GgufValueType::kU8: out.number.u64 = in.read<uint8_t>("a u8 value"); break;
     case GgufValueType::kI8: out.number.i64 = in.read<int8_t>("an i8 value"); break;
@@ -161,9 +180,8 @@ void read_value(Cursor& in, GgufValueType type, GgufValue& out, uint32_t version
 }  // namespace
 
 uint64_t GgufTensorInfo::n_elements() const {
-  uint64_t n = 1;
-  for (uint64_t d : dims) n *= d;  // overflow is excluded when the file is parsed
-  return n;
+  if (auto n = checked_product<uint64_t>(dims)) return *n;
+  throw error("tensor '", name, "': the element count overflows 64 bits");
 }
 
 uint64_t GgufTensorInfo::n_rows() const { return dims.empty() ? 1 : n_elements() / dims[0]; }
@@ -178,18 +196,28 @@ uint64_t GgufTensorInfo::row_bytes() const {
   if (t->block_size == 0)
     throw error("tensor '", name, "' has type ", type_name(), " (id ", type,
                 "), whose size gguflow cannot compute (the format was removed from GGML)");
-  return row_length() / t->block_size * t->type_size;
+  if (auto bytes = checked_mul<uint64_t>(row_length() / t->block_size, t->type_size)) return *bytes;
+  throw error("tensor '", name, "': the row size in bytes overflows 64 bits");
 }
 
-uint64_t GgufTensorInfo::n_bytes() const { return row_bytes() * n_rows(); }
+uint64_t GgufTensorInfo::n_bytes() const {
+  if (auto bytes = checked_mul<uint64_t>(row_bytes(), n_rows())) return *bytes;
+  throw error("tensor '", name, "' (", type_name(), ", ", n_elements(),
+              " elements): the size in bytes overflows 64 bits");
+}
 
 std::shared_ptr<const GgufFile> GgufFile::open(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw error(path, ": cannot open: ", std::strerror(errno));
+  // stat before open: opening a FIFO for reading blocks until a writer appears, so the type
+  // is checked first; O_NONBLOCK covers a file replaced by a FIFO between the two calls, and
+  // fstat re-checks the file actually opened.
   struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) throw error(path, ": cannot open: ", std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) throw error(path, ": not a regular file (", file_kind(st.st_mode), ")");
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) throw error(path, ": cannot open: ", std::strerror(errno));
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
-    throw error(path, ": not a regular file");
+    throw error(path, ": not a regular file (", file_kind(st.st_mode), ")");
   }
   std::shared_ptr<GgufFile> file(new GgufFile());
   file->path_ = path;
@@ -321,14 +349,42 @@ void GgufFile::parse_all() {
   }
 
   data_offset_ = (in.pos() + alignment_ - 1) / alignment_ * alignment_;
+  // Every tensor's data [offset, offset + bytes) lies inside the file and no two tensors share
+  // a byte. Sizes are computed with checked arithmetic: a product that wraps modulo 2^64 (dims
+  // [4, 2^60] of F32 are 2^64 bytes, i.e. 0) is refused, never used.
+  struct Extent {
+    uint64_t begin, end;
+    const GgufTensorInfo* t;
+  };
+  std::vector<Extent> extents;
+  extents.reserve(tensors_.size());
   for (const auto& t : tensors_) {
-    if (ggml_type_info(t.type)->block_size == 0) continue;  // size reported when used
-    uint64_t bytes = t.n_bytes();
-    if (data_offset_ > size_ || t.offset > size_ - data_offset_ ||
-        bytes > size_ - data_offset_ - t.offset)
-      throw error(path_, ": tensor '", t.name, "': data [", data_offset_ + t.offset, ", ",
-                  data_offset_ + t.offset + bytes, ") lies past the end of the file (", size_,
-                  " bytes)");
+    const GgmlTypeInfo* type_info = ggml_type_info(t.type);
+    if (type_info->block_size == 0) continue;  // size reported when used
+    const auto elements = checked_product<uint64_t>(t.dims);
+    const auto row = checked_mul<uint64_t>(t.dims[0] / type_info->block_size, type_info->type_size);
+    const auto bytes = row && elements ? checked_mul<uint64_t>(*row, *elements / t.dims[0]) : std::nullopt;
+    if (!bytes)
+      throw error(path_, ": tensor '", t.name, "' (", t.type_name(), ", dims ", dims_text(t.dims),
+                  "): its size in bytes overflows 64 bits");
+    const auto begin = checked_add<uint64_t>(data_offset_, t.offset);
+    const auto end = begin ? checked_add<uint64_t>(*begin, *bytes) : std::nullopt;
+    if (!end)
+      throw error(path_, ": tensor '", t.name, "' (", t.type_name(), ", dims ", dims_text(t.dims),
+                  "): data of ", *bytes, " bytes at offset ", t.offset,
+                  " of the data section ends past 2^64: it lies past the end of the file (", size_, " bytes)");
+    if (*end > size_)
+      throw error(path_, ": tensor '", t.name, "': data [", *begin, ", ", *end,
+                  ") lies past the end of the file (", size_, " bytes)");
+    extents.push_back({*begin, *end, &t});
+  }
+  std::sort(extents.begin(), extents.end(),
+            [](const Extent& a, const Extent& b) { return a.begin < b.begin; });
+  for (size_t i = 1; i < extents.size(); ++i) {
+    if (extents[i].begin < extents[i - 1].end)
+      throw error(path_, ": tensors '", extents[i - 1].t->name, "' (bytes [", extents[i - 1].begin,
+                  ", ", extents[i - 1].end, ")) and '", extents[i].t->name, "' (bytes [",
+                  extents[i].begin, ", ", extents[i].end, ")) overlap: each tensor needs its own data");
   }
 }
 

@@ -67,6 +67,12 @@ class GgufValue {
   const uint8_t* flat_data = nullptr;
   uint64_t flat_count = 0;
   std::vector<std::string_view> flat_strings;
+  // The path of the file the value was parsed from (null for values built in memory): accessor
+  // errors name it, so "tokenizer.ggml.tokens: expected an array of strings" says which file.
+  const std::string* origin = nullptr;
+
+ private:
+  std::string label(std::string_view what) const;  // "FILE: metadata 'what'" or `what`
 };
 
 struct GgufKeyValue {

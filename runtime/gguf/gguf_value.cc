@@ -33,6 +33,11 @@ static bool is_unsigned(GgufValueType t) {
          t == GgufValueType::kU64;
 }
 
+std::string GgufValue::label(std::string_view what) const {
+  if (!origin || what.substr(0, origin->size()) == *origin) return std::string(what);
+  return *origin + ": metadata '" + std::string(what) + "'";
+}
+
 bool GgufValue::is_integer() const {
   switch (type) {
     case GgufValueType::kU8: case GgufValueType::kI8: case GgufValueType::kU16:
@@ -50,9 +55,9 @@ bool GgufValue::is_number() const {
 
 int64_t GgufValue::as_int(std::string_view what) const {
   if (!is_integer())
-    throw error(what, ": expected an integer, found ", gguf_value_type_name(type));
+    throw error(label(what), ": expected an integer, found ", gguf_value_type_name(type));
   if (is_unsigned(type) && number.u64 > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
-    throw error(what, ": integer ", number.u64, " is too large");
+    throw error(label(what), ": integer ", number.u64, " is too large");
   return number.i64;
 }
 
@@ -60,18 +65,18 @@ double GgufValue::as_double(std::string_view what) const {
   if (type == GgufValueType::kF32 || type == GgufValueType::kF64) return number.f64;
   if (is_unsigned(type)) return static_cast<double>(number.u64);
   if (is_integer()) return static_cast<double>(number.i64);
-  throw error(what, ": expected a number, found ", gguf_value_type_name(type));
+  throw error(label(what), ": expected a number, found ", gguf_value_type_name(type));
 }
 
 bool GgufValue::as_bool(std::string_view what) const {
   if (type != GgufValueType::kBool)
-    throw error(what, ": expected a bool, found ", gguf_value_type_name(type));
+    throw error(label(what), ": expected a bool, found ", gguf_value_type_name(type));
   return number.u64 != 0;
 }
 
 std::string_view GgufValue::as_string(std::string_view what) const {
   if (type != GgufValueType::kString)
-    throw error(what, ": expected a string, found ", gguf_value_type_name(type));
+    throw error(label(what), ": expected a string, found ", gguf_value_type_name(type));
   return str;
 }
 
@@ -98,7 +103,7 @@ T load(const uint8_t* p) {
 
 size_t GgufValue::array_size(std::string_view what) const {
   if (type != GgufValueType::kArray)
-    throw error(what, ": expected an array, found ", gguf_value_type_name(type));
+    throw error(label(what), ": expected an array, found ", gguf_value_type_name(type));
   return flat ? flat_count : items.size();
 }
 
@@ -107,6 +112,7 @@ GgufValue GgufValue::array_item(size_t i) const {
   GGUFLOW_CHECK(i < flat_count);
   GgufValue v;
   v.type = element_type;
+  v.origin = origin;
   if (element_type == GgufValueType::kString) {
     v.str = flat_strings[i];
     return v;
@@ -130,9 +136,9 @@ GgufValue GgufValue::array_item(size_t i) const {
 
 const std::vector<GgufValue>& GgufValue::as_array(std::string_view what) const {
   if (type != GgufValueType::kArray)
-    throw error(what, ": expected an array, found ", gguf_value_type_name(type));
+    throw error(label(what), ": expected an array, found ", gguf_value_type_name(type));
   if (flat)
-    throw error(what, ": an array of ", gguf_value_type_name(element_type),
+    throw error(label(what), ": an array of ", gguf_value_type_name(element_type),
                 " is read with the typed array accessors");
   return items;
 }
@@ -140,7 +146,7 @@ const std::vector<GgufValue>& GgufValue::as_array(std::string_view what) const {
 std::vector<std::string_view> GgufValue::as_string_array(std::string_view what) const {
   size_t n = array_size(what);
   if (n && element_type != GgufValueType::kString)
-    throw error(what, ": expected an array of strings, found an array of ",
+    throw error(label(what), ": expected an array of strings, found an array of ",
                 gguf_value_type_name(element_type));
   if (flat) return flat_strings;
   std::vector<std::string_view> out;

@@ -1,5 +1,7 @@
 #include "runtime/gguf/model_hparams.h"
 
+#include <cstdint>
+
 #include "ops/error.h"
 #include "runtime/gguf/gguf_names.h"
 
@@ -61,6 +63,43 @@ ModelHparams read_model_hparams(const GgufFile& file) {
 
   for (const auto& t : file.tensors()) h.n_params += t.n_elements();
   return h;
+}
+
+void check_model_metadata(const GgufFile& file) {
+  const std::string arch = file.architecture();
+  if (arch.empty()) return;  // files without an architecture (vocabularies) carry none of these
+  auto describe = [](const GgufValue& v) {
+    return std::string(gguf_value_type_name(v.type)) + " " + v.to_string(4);
+  };
+  // Integer hyperparameters: an integer type, positive (a bool block_count was read as 1, a
+  // context_length of -1 or "4096" accepted). Per-layer arrays are left to the graph.
+  for (std::string_view pattern : {names::kBlockCount, names::kContextLength, names::kEmbeddingLength,
+                                   names::kFeedForwardLength, names::kHeadCount, names::kHeadCountKv,
+                                   names::kKeyLength, names::kValueLength, names::kRopeDimensionCount,
+                                   names::kVocabSize}) {
+    const std::string key = names::expand(pattern, arch);
+    const GgufValue* v = file.find(key);
+    if (!v || v->type == GgufValueType::kArray) continue;
+    const bool ok = v->is_integer() && (v->type == GgufValueType::kU8 || v->type == GgufValueType::kU16 ||
+                                        v->type == GgufValueType::kU32 || v->type == GgufValueType::kU64
+                                            ? v->number.u64 > 0 && v->number.u64 <= uint64_t{INT64_MAX}
+                                            : v->number.i64 > 0);
+    if (!ok)
+      throw error(file.path(), ": metadata '", key, "': expected a positive integer, found ", describe(*v));
+  }
+  // Consistency with the tensors: token_embd is [n_embd, n_vocab].
+  const GgufTensorInfo* embd = file.find_tensor(names::kTokenEmbd);
+  if (!embd || embd->dims.size() < 2) return;
+  const std::string embd_key = names::expand(names::kEmbeddingLength, arch);
+  if (const GgufValue* v = file.find(embd_key); v && v->is_integer() &&
+                                                 static_cast<uint64_t>(v->as_int(embd_key)) != embd->dims[0])
+    throw error(file.path(), ": metadata '", embd_key, "' is ", describe(*v), " but tensor '",
+                names::kTokenEmbd, "' has rows of ", embd->dims[0], ": expected them equal");
+  if (const GgufValue* tokens = file.find(names::kTokenizerTokens);
+      tokens && tokens->type == GgufValueType::kArray && tokens->array_size() != embd->dims[1])
+    throw error(file.path(), ": metadata '", names::kTokenizerTokens, "' holds ", tokens->array_size(),
+                " tokens but tensor '", names::kTokenEmbd, "' has ", embd->dims[1],
+                " rows (one per token): expected them equal");
 }
 
 }  // namespace gguflow

@@ -30,4 +30,11 @@ struct ModelHparams {
 // Throws gguflow::Error naming the file and key when a required key is missing or mistyped.
 ModelHparams read_model_hparams(const GgufFile& file);
 
+// Refuses hyperparameters of the wrong type or inconsistent with the tensors, naming the file,
+// the key, its type and value: integer keys ({arch}.block_count, context_length,
+// embedding_length, head counts, ...) must be positive integers (not bool, string or float);
+// embedding_length must equal token_embd's ne0 and the tokenizer's token count its rows.
+// Called whenever a graph is bound to a model.
+void check_model_metadata(const GgufFile& file);
+
 }  // namespace gguflow

@@ -2,8 +2,11 @@
 #include "runtime/graph/expand.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "ops/op_registry.h"
+#include "runtime/core/checked_math.h"
+#include "runtime/graph/limits.h"
 
 namespace gguflow::graph {
 
@@ -89,12 +92,28 @@ AttrValue typed_attr(const ops::OpSchema& op, const ops::AttrSpec& spec, const A
   return v;
 }
 
+[[noreturn]] void over_node_budget(const Location& where, const std::string& what, uint64_t limit) {
+  fail_at(where, what, ", more than the limit of ", limit, " graph items (nodes and repeat iterations; set ",
+          kMaxNodesEnv, " to raise it)");
+}
+
+// A repeat count against the limit (GGUFLOW_MAX_REPEAT).
+void check_repeat_count(int64_t n, const Location& where, uint64_t limit) {
+  if (static_cast<uint64_t>(n) > limit)
+    fail_at(where, "repeat: count ", n, " is more than the limit of ", limit, " (set ", kMaxRepeatEnv,
+            " to raise it)");
+}
+
 class Expander {
  public:
-  Expander(ParamResolver& params) : params_(params) {}
+  Expander(ParamResolver& params) : params_(params), limits_(graph_limits()) {}
 
+  // Every item visited counts one (a node, or a repeat block once per iteration of its parent),
+  // so the work and the memory of an expansion are bounded by limits_.max_nodes.
   void items(const std::vector<SpecItem>& list, const std::string& group) {
     for (const auto& item : list) {
+      if (++expanded_ > limits_.max_nodes)
+        over_node_budget(item.yaml.where(), "the graph expands to " + std::to_string(expanded_) + " items", limits_.max_nodes);
       if (item.is_repeat) repeat(item);
       else out.push_back(node(item.yaml, group));
     }
@@ -103,6 +122,30 @@ class Expander {
   std::vector<RawNode> out;
 
  private:
+  // The items `list` expands to (as counted by items()), evaluating each nested repeat count
+  // with the enclosing variables at 0; stops as soon as the total passes `budget` (returns
+  // nullopt then), so estimating costs at most `budget` steps. Run before a repeat unrolls, so
+  // an oversized graph fails before a single node of it is built.
+  std::optional<uint64_t> estimate(const std::vector<SpecItem>& list, uint64_t budget) {
+    uint64_t total = 0;
+    for (const auto& item : list) {
+      if (++total > budget) return std::nullopt;
+      if (!item.is_repeat) continue;
+      const int64_t n = count_of(item.count);
+      if (n == 0) continue;
+      vars_.push_back({item.var, 0});
+      params_.push_var(item.var, 0);
+      const auto body = estimate(item.body, budget - total);
+      params_.pop_var();
+      vars_.pop_back();
+      if (!body) return std::nullopt;
+      const auto all = checked_mul<uint64_t>(static_cast<uint64_t>(n), *body);
+      if (!all || *all > budget - total) return std::nullopt;
+      total += *all;
+    }
+    return total;
+  }
+
   int64_t count_of(const Sourced& count) {
     const std::string text = substitute(scalar_of(count.node, count.file, "a repeat count"), vars_);
     AttrValue v = value_of(text, count.where(), params_, "repeat count");
@@ -112,11 +155,28 @@ class Expander {
     if (!n || *n < 0)
       fail_at(count.where(), "repeat: expected a non-negative integer count, found '",
               ops::attr_to_string(v), "'");
+    check_repeat_count(*n, count.where(), limits_.max_repeat);
     return *n;
   }
 
   void repeat(const SpecItem& item) {
     const int64_t n = count_of(item.count);
+    if (n > 0) {
+      const uint64_t left = limits_.max_nodes - expanded_;
+      vars_.push_back({item.var, 0});
+      params_.push_var(item.var, 0);
+      const auto body = estimate(item.body, left);
+      params_.pop_var();
+      vars_.pop_back();
+      const auto all = body ? checked_mul<uint64_t>(static_cast<uint64_t>(n), *body) : std::nullopt;
+      if (!all || *all > left)
+        over_node_budget(item.count.where(),
+                         "repeat: " + std::to_string(n) + " iterations of " +
+                             (body ? std::to_string(*body) : "more than " + std::to_string(left)) +
+                             " items each would expand the graph to more than " +
+                             std::to_string(limits_.max_nodes) + " items",
+                         limits_.max_nodes);
+    }
     for (int64_t i = 0; i < n; ++i) {
       vars_.push_back({item.var, i});
       params_.push_var(item.var, i);
@@ -253,6 +313,8 @@ class Expander {
   }
 
   ParamResolver& params_;
+  GraphLimits limits_;
+  uint64_t expanded_ = 0;  // items visited so far (see items())
   std::vector<Var> vars_;
   int unnamed_ = 0;
 };
@@ -299,6 +361,7 @@ std::vector<State> expand_states(const GraphSpec& spec, ParamResolver& params) {
       const auto* n = std::get_if<int64_t>(&v);
       if (!n || *n < 0)
         fail_at(where, "repeat: expected a non-negative integer count, found '", ops::attr_to_string(v), "'");
+      check_repeat_count(*n, where, graph_limits().max_repeat);
       count = *n;
     }
     for (int64_t i = 0; i < count; ++i) {

@@ -1,6 +1,8 @@
 // Entry points of the graph front end and the search for shipped graph files.
 #include "runtime/graph/load.h"
 
+#include "runtime/gguf/model_hparams.h"
+
 #include <unistd.h>
 
 #include <filesystem>
@@ -16,6 +18,7 @@ namespace {
 
 // Binds, records what the graph declares it is for, and refuses a model it does not fully read.
 Graph bind(const GraphSpec& spec, std::shared_ptr<const GgufFile> model, const LoadOptions& options) {
+  if (model) check_model_metadata(*model);
   Graph g = build_graph(spec, std::move(model), options);
   g.architectures = spec.architectures;
   g.job = spec.job;

@@ -5,6 +5,8 @@
 #include <sstream>
 
 #include "ops/op_registry.h"
+#include "runtime/core/input_file.h"
+#include "runtime/graph/limits.h"
 #include "runtime/graph/spec.h"
 
 namespace gguflow::graph {
@@ -64,7 +66,20 @@ std::vector<std::string> parse_words(const Sourced& list, const char* key, const
 
 std::vector<SpecItem> parse_items(const Sourced& list, const char* key);
 
+// Node and repeat entries parsed for the current load (all files of an extends chain). YAML
+// aliases let a 3 KB file name 10^9 entries (malformed/graph_alias_bomb.yaml): the count is
+// checked against the graph budget as each entry is parsed, before the tree grows past it.
+struct ItemBudget {
+  uint64_t parsed = 0;
+  uint64_t limit = 0;
+};
+thread_local ItemBudget* item_budget = nullptr;
+
 SpecItem parse_item(const Sourced& entry) {
+  if (item_budget && ++item_budget->parsed > item_budget->limit)
+    fail_at(entry.where(), "the graph holds more than ", item_budget->limit,
+            " node and repeat entries once its YAML aliases are resolved, more than the limit of ",
+            item_budget->limit, " graph items (set ", kMaxNodesEnv, " to raise it)");
   require_kind(entry, YAML::NodeType::Map, "a node (a map with 'op') or a repeat block");
   SpecItem item;
   item.yaml = entry;
@@ -140,13 +155,10 @@ Located locate(GraphSpec& spec, const Sourced& name_node, const char* edit) {
 GraphSpec parse_file(const YAML::Node& root, const std::string& file, std::vector<std::string>& chain);
 
 GraphSpec load_file(const std::string& path, std::vector<std::string>& chain) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw error(path, ": cannot open the graph file");
-  std::stringstream text;
-  text << in.rdbuf();
+  const std::string text = read_input_file(path, "graph file");
   YAML::Node root;
   try {
-    root = YAML::Load(text.str());
+    root = YAML::Load(text);
   } catch (const YAML::ParserException& e) {
     fail_at(Location{path, e.mark.line + 1, e.mark.column + 1}, "YAML syntax error: ", e.msg);
   }
@@ -157,11 +169,19 @@ GraphSpec parse_file(const YAML::Node& root, const std::string& file, std::vecto
   if (!root.IsMap()) fail_at(location_of(root, file), "expected a graph (a map with 'graph', 'params', "
                                                       "'inputs', 'outputs', 'nodes'), found ",
                              root.IsNull() ? "an empty file" : "something else");
+  std::vector<std::pair<std::string, YAML::Node>> seen_keys;
   for (const auto& kv : root) {
     const std::string key = kv.first.Scalar();
     if (std::find(kTopKeys.begin(), kTopKeys.end(), key) == kTopKeys.end())
       fail_at(location_of(kv.first, file), "unknown top-level key '", key, "': expected one of ",
               join(kTopKeys), hint(key, kTopKeys));
+    // yaml-cpp keeps both entries of a repeated key and root[key] returns the first, so a
+    // second `nodes:` was silently ignored.
+    for (const auto& [name, first] : seen_keys)
+      if (name == key)
+        fail_at(location_of(kv.first, file), "duplicate top-level key '", key, "': expected each key once, found it again (first at ",
+                location_of(first, file).to_string(), ")");
+    seen_keys.emplace_back(key, kv.first);
   }
   auto get = [&](const char* key) { return Sourced{root[key], file}; };
 
@@ -279,15 +299,33 @@ GraphSpec parse_file(const YAML::Node& root, const std::string& file, std::vecto
   return spec;
 }
 
+// Installs an ItemBudget for one top-level load (restored on exit, also by an exception).
+class BudgetScope {
+ public:
+  BudgetScope() : saved_(item_budget) {
+    budget_.limit = graph_limits().max_nodes;
+    item_budget = &budget_;
+  }
+  ~BudgetScope() { item_budget = saved_; }
+  BudgetScope(const BudgetScope&) = delete;
+  BudgetScope& operator=(const BudgetScope&) = delete;
+
+ private:
+  ItemBudget budget_;
+  ItemBudget* saved_;
+};
+
 }  // namespace
 
 GraphSpec load_spec(const std::string& path) {
+  BudgetScope budget;
   std::error_code ec;
   std::vector<std::string> chain{fs::weakly_canonical(path, ec).string()};
   return load_file(path, chain);
 }
 
 GraphSpec load_spec_text(const std::string& text, const std::string& file) {
+  BudgetScope budget;
   YAML::Node root;
   try {
     root = YAML::Load(text);

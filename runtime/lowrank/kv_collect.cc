@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "ops/error.h"
+#include "runtime/core/input_file.h"
 #include "runtime/exec/session.h"
 #include "runtime/gguf/model_hparams.h"
 #include "runtime/graph/graph_choice.h"
@@ -28,11 +29,7 @@ StudyModel StudyModel::open(const std::string& path, const GguflowKernels& kerne
 }
 
 std::vector<int32_t> tokenize_text_file(const StudyModel& m, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw error(path, ": cannot open the text file");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
+  const std::string text = read_input_file(path, "text file");
   if (text.empty()) throw error(path, ": the text file is empty: expected text to run the model over");
   const Tokenizer tok = Tokenizer::from_gguf(*m.file);
   const auto ids = tok.encode(text);

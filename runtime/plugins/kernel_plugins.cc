@@ -1,6 +1,7 @@
 #include "runtime/plugins/kernel_plugins.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -206,7 +207,33 @@ const SelectedKernels& load_plugin(const PluginCandidate& candidate) {
 }
 
 const SelectedKernels& select_kernels(const SelectOptions& options) {
-  return load_plugin(choose_plugin(scan_plugins(options), options));
+  return select_kernels(scan_plugins(options), options);
+}
+
+const SelectedKernels& select_kernels(const std::vector<PluginCandidate>& candidates,
+                                      const SelectOptions& options) {
+  const PluginCandidate chosen = choose_plugin(candidates, options);
+  const bool forced = !options.forced.empty() || !env("GGUFLOW_KERNELS").empty();
+  if (forced) return load_plugin(chosen);
+  // Not forced: a plugin whose file claims a target the CPU runs but that cannot be loaded
+  // (a wrong target record, an ABI mismatch, a missing entry point) must not fail the run while
+  // a worse plugin works. Usable candidates are tried best first; each failure is a warning.
+  std::vector<const PluginCandidate*> order;
+  for (const auto& c : candidates)
+    if (c.usable) order.push_back(&c);
+  std::stable_sort(order.begin(), order.end(), [](const PluginCandidate* a, const PluginCandidate* b) {
+    return a->target_bit < b->target_bit;
+  });
+  std::string first_error;
+  for (const PluginCandidate* c : order) {
+    try {
+      return load_plugin(*c);
+    } catch (const Error& e) {
+      if (first_error.empty()) first_error = e.what();
+      std::fprintf(stderr, "gguflow: warning: %s; trying the next kernel plugin\n", e.what());
+    }
+  }
+  throw Error(first_error);
 }
 
 }  // namespace gguflow::plugins

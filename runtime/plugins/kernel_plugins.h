@@ -73,6 +73,12 @@ PluginCandidate choose_plugin(const std::vector<PluginCandidate>& candidates,
 // Scans, chooses and loads (once per file per process), checks the entry point, ABI version
 // and table size, and that the loaded table's target is the one the file recorded.
 const SelectedKernels& select_kernels(const SelectOptions& options = {});
+// The same over candidates already scanned. Unless a name is forced, a usable plugin that fails
+// to load (its file claims a target its table does not report, ABI mismatch, no entry point) is
+// skipped with a warning on stderr and the next best usable plugin is loaded; when none loads,
+// the first failure is thrown.
+const SelectedKernels& select_kernels(const std::vector<PluginCandidate>& candidates,
+                                      const SelectOptions& options);
 
 // Loads one plugin file, whatever its name, after the same target check (for tests and tools).
 const SelectedKernels& load_plugin(const PluginCandidate& candidate);

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <exception>
 #include <fstream>
+#include <vector>
 
 #include <boost/dll/library_info.hpp>
 #include <hwy/targets.h>
@@ -52,6 +53,45 @@ std::string check_elf_header(const std::filesystem::path& file) {
   if (shoff > size || uint64_t{shnum} * 64 > size - shoff)
     return "corrupt ELF file (truncated: section headers end past " + std::to_string(size) +
            " bytes)";
+  // boost::dll::library_info reads the section-name string table into memory and reads every
+  // name as a C string at its sh_name offset: the table must lie inside the file, end with a
+  // NUL, and every sh_name must point inside it (an unterminated table sent Boost's reader off
+  // the end of its buffer: malformed/plugin_dir/libgguflow-kernels-tiny.so).
+  std::vector<unsigned char> headers(size_t{shnum} * 64);
+  in.seekg(static_cast<std::streamoff>(shoff));
+  in.read(reinterpret_cast<char*>(headers.data()), static_cast<std::streamsize>(headers.size()));
+  if (static_cast<size_t>(in.gcount()) != headers.size()) return "cannot read the section headers";
+  auto field32 = [&](size_t section, size_t at) {
+    uint32_t v = 0;
+    std::memcpy(&v, headers.data() + section * 64 + at, 4);
+    return v;
+  };
+  auto field64 = [&](size_t section, size_t at) {
+    uint64_t v = 0;
+    std::memcpy(&v, headers.data() + section * 64 + at, 8);
+    return v;
+  };
+  constexpr uint32_t kShtStrtab = 3;
+  const uint32_t strtab_type = field32(shstrndx, 4);
+  const uint64_t strtab_offset = field64(shstrndx, 0x18), strtab_size = field64(shstrndx, 0x20);
+  if (strtab_type != kShtStrtab)
+    return "corrupt ELF file (the section-name table, section " + std::to_string(shstrndx) +
+           ", has type " + std::to_string(strtab_type) + ", not a string table)";
+  if (strtab_size == 0 || strtab_offset > size || strtab_size > size - strtab_offset)
+    return "corrupt ELF file (the section-name table [" + std::to_string(strtab_offset) + ", +" +
+           std::to_string(strtab_size) + ") lies outside the " + std::to_string(size) +
+           "-byte file)";
+  char last = 1;
+  in.seekg(static_cast<std::streamoff>(strtab_offset + strtab_size - 1));
+  in.read(&last, 1);
+  if (!in || last != '\0')
+    return "corrupt ELF file (the section-name table is not NUL-terminated)";
+  for (size_t i = 0; i < shnum; ++i) {
+    if (field32(i, 0) >= strtab_size)
+      return "corrupt ELF file (section " + std::to_string(i) + " has name offset " +
+             std::to_string(field32(i, 0)) + " past the " + std::to_string(strtab_size) +
+             "-byte section-name table)";
+  }
   return "";
 }
 

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "ops/error.h"
+#include "runtime/core/input_file.h"
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/graph/graph_choice.h"
 #include "runtime/graph/load.h"
@@ -134,9 +135,7 @@ std::optional<std::string> read_prompt(const std::optional<std::string>& prompt_
   if (prompt_option && !prompt_file.empty())
     throw error("run: expected one of --prompt and --prompt-file, found both");
   if (!prompt_file.empty()) {
-    std::ifstream file(prompt_file, std::ios::binary);
-    if (!file) throw error(prompt_file, ": cannot open the prompt file");
-    return std::string(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+    return read_input_file(prompt_file, "prompt file");
   }
   if (prompt_option && *prompt_option == "-") return read_all(in);
   return prompt_option;

@@ -1,5 +1,8 @@
 // Malformed GGUF input: each case produces its own specific error, never a crash (this suite
 // also runs under ASan/UBSan).
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <fstream>
 
 #include "ops/error.h"
@@ -240,6 +243,103 @@ TEST(GgufReaderValues, ZeroTensorsIsValidAndV1CountsAreU32) {
   EXPECT_EQ(f->version(), 1u);
   EXPECT_TRUE(f->tensors().empty());
   EXPECT_EQ(f->get("tokenizer.ggml.model").as_string(), "llama");
+}
+
+// Hardening (issue 23): sizes that wrap modulo 2^64, tensors sharing bytes, a FIFO as the path.
+
+TEST(GgufHardening, ShippedByteSizeWrapIsRefusedNamingTheTensor) {
+  GGUFLOW_REQUIRE_DATA("malformed/tiny_bytes_wrap.gguf");
+  const std::string path = test::data_path("malformed/tiny_bytes_wrap.gguf").string();
+  try {
+    GgufFile::open(path);
+    FAIL() << "a tensor of 2^64 bytes (wrapped to 0) was accepted";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find(path), std::string::npos) << m;
+    EXPECT_NE(m.find("tensor 't'"), std::string::npos) << m;
+    EXPECT_NE(m.find("overflows 64 bits"), std::string::npos) << m;
+  }
+}
+
+TEST(GgufHardening, BuiltByteSizeWrapIsRefused) {
+  // F32 [4, 2^60]: 2^62 elements (allowed), 2^64 bytes (wraps to 0 without checks).
+  GgufBytesBuilder b;
+  b.header(1, 0).tensor_info("t", {4, uint64_t{1} << 60}, GGML_TYPE_F32, 0).pad_to(32);
+  EXPECT_ERROR_CONTAINS(b.bytes, "tensor 't' (F32, dims [4, 1152921504606846976]): its size in bytes overflows 64 bits");
+}
+
+TEST(GgufHardening, OffsetPlusSizeWrapIsRefused) {
+  // An offset near 2^64: offset + bytes wraps to a small number without checks.
+  GgufBytesBuilder b;
+  b.header(1, 0).tensor_info("t", {8}, GGML_TYPE_F32, ~uint64_t{31}).pad_to(32).zeros(32);
+  EXPECT_ERROR_CONTAINS(b.bytes, "tensor 't' (F32, dims [8]): data of 32 bytes at offset");
+  EXPECT_ERROR_CONTAINS(b.bytes, "lies past the end of the file");
+}
+
+TEST(GgufHardening, OverlappingTensorDataIsRefused) {
+  GgufBytesBuilder b;
+  b.header(2, 0)
+      .tensor_info("a", {32, 2}, GGML_TYPE_F32, 0)
+      .tensor_info("b", {32}, GGML_TYPE_F32, 128)  // inside a's [0, 256)
+      .pad_to(32)
+      .zeros(32 * 3 * 4);
+  EXPECT_ERROR_CONTAINS(b.bytes, "tensors 'a'");
+  EXPECT_ERROR_CONTAINS(b.bytes, "and 'b'");
+  EXPECT_ERROR_CONTAINS(b.bytes, "overlap");
+  // Adjacent tensors are fine.
+  GgufBytesBuilder ok;
+  ok.header(2, 0)
+      .tensor_info("a", {32, 2}, GGML_TYPE_F32, 0)
+      .tensor_info("b", {32}, GGML_TYPE_F32, 256)
+      .pad_to(32)
+      .zeros(32 * 3 * 4);
+  EXPECT_EQ(parse_error(ok.bytes), "");
+}
+
+TEST(GgufHardening, FifoIsRefusedWithoutBlocking) {
+  const auto fifo = test::temp_dir() / "model.gguf";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  // Before the fix open() blocked forever waiting for a writer; the test would time out.
+  try {
+    GgufFile::open(fifo.string());
+    FAIL() << "a FIFO was opened";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("not a regular file (a FIFO)"), std::string::npos) << e.what();
+  }
+}
+
+// Accessor errors on parsed values name the file (they said only "tokenizer.ggml.tokens: ...").
+TEST(GgufHardening, ValueErrorsNameTheFile) {
+  GgufBytesBuilder b;
+  b.header(0, 2).string("tokenizer.ggml.tokens").raw<uint32_t>(9).raw<uint32_t>(4).count(1).raw<uint32_t>(7);
+  b.kv_u32("n", 5);
+  auto f = GgufFile::parse("vocab.gguf", b.bytes);
+  try {
+    f->get("tokenizer.ggml.tokens").as_string_array("tokenizer.ggml.tokens");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "vocab.gguf: metadata 'tokenizer.ggml.tokens': expected an array of strings, found an array of u32");
+  }
+  try {
+    f->get("n").as_string("n");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "vocab.gguf: metadata 'n': expected a string, found u32");
+  }
+  // A caller that already names the file is not prefixed twice.
+  try {
+    f->get("n").as_string("vocab.gguf: metadata 'n'");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "vocab.gguf: metadata 'n': expected a string, found u32");
+  }
+}
+
+TEST(GgufHardening, HugeAlignmentNamesTheFile) {
+  GgufBytesBuilder b;
+  b.header(0, 1).string("general.alignment").raw<uint32_t>(10).raw<uint64_t>(~uint64_t{0});
+  EXPECT_ERROR_CONTAINS(b.bytes, "test.gguf: metadata 'general.alignment': integer 18446744073709551615 is too large");
 }
 
 }  // namespace

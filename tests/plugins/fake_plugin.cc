@@ -3,16 +3,26 @@
 //   FAKE_ABI_MISMATCH: a valid target record and entry point, but abi_version 999.
 //   FAKE_NO_ENTRY:     a valid target record, no gguflow_kernels_get.
 //   FAKE_NO_SECTION:   an entry point but no ".gguflow_target.*" record.
+//   FAKE_CLAIMS_SSE4:  a file that records SSE4 (better than scalar) but whose loaded table
+//                      reports SCALAR: loading it fails, and selection must fall back.
 #include "plugins/abi/kernel_abi.h"
 
 #if defined(FAKE_ABI_MISMATCH) || defined(FAKE_NO_ENTRY)
 __attribute__((section(".gguflow_target.SCALAR"), used)) const char kFakeTarget[] = "SCALAR";
 #endif
 
-#if defined(FAKE_ABI_MISMATCH) || defined(FAKE_NO_SECTION)
+#if defined(FAKE_CLAIMS_SSE4)
+__attribute__((section(".gguflow_target.SSE4"), used)) const char kFakeTarget[] = "SSE4";
+#endif
+
+#if defined(FAKE_ABI_MISMATCH) || defined(FAKE_NO_SECTION) || defined(FAKE_CLAIMS_SSE4)
 extern "C" __attribute__((visibility("default"))) const GguflowKernels* gguflow_kernels_get(void) {
   static GguflowKernels table{};
+#if defined(FAKE_CLAIMS_SSE4)
+  table.abi_version = GGUFLOW_KERNEL_ABI_VERSION;
+#else
   table.abi_version = 999;
+#endif
   table.table_bytes = sizeof(GguflowKernels);
   table.target_name = "SCALAR";
   table.hwy_target = int64_t{1} << 62;  // HWY_SCALAR

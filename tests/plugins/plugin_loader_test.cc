@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <cstring>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -220,6 +221,74 @@ TEST(KernelsCommand, ErrorsAreOneLineWithExitStatus1) {
   expect_cli_error("GGUFLOW_PLUGIN_PATH=" + abi_dir.string() + " " + gguflow_exe() +
                        " kernels --kernels oldabi",
                    "ABI version mismatch");
+}
+
+// ---- hardening (issue 23) ---------------------------------------------------------------------
+
+// An ELF whose section-name table has no terminating NUL: Boost.DLL's reader ran off its buffer
+// (a segfault while scanning, so every `run` died when it sat in the plugin path).
+TEST(Hardening, UnterminatedSectionNameTableIsListedUnusableAndAGoodPluginStillLoads) {
+  GGUFLOW_REQUIRE_DATA("malformed/plugin_dir/libgguflow-kernels-tiny.so");
+  const fs::path bad = data_path("malformed/plugin_dir/libgguflow-kernels-tiny.so");
+  const auto info = plugins::read_plugin_file(bad);
+  EXPECT_NE(info.problem.find("section-name table is not NUL-terminated"), std::string::npos)
+      << info.problem;
+  const fs::path dir = folder_with_plugin("tiny", bad);
+  fs::copy_file(binary_dir() / "libgguflow-kernels-scalar.so", dir / "libgguflow-kernels-scalar.so");
+  SelectOptions o;
+  o.search_dirs = {dir};
+  const auto candidates = plugins::scan_plugins(o);
+  ASSERT_EQ(candidates.size(), 2u);
+  EXPECT_EQ(candidates[1].name, "tiny");
+  EXPECT_FALSE(candidates[1].usable);
+  EXPECT_NE(candidates[1].reason.find("not NUL-terminated"), std::string::npos) << candidates[1].reason;
+  EXPECT_EQ(plugins::select_kernels(o).plugin.name, "scalar");
+}
+
+TEST(Hardening, ShippedBadPluginInThePluginPathDoesNotBreakTheCli) {
+  GGUFLOW_REQUIRE_DATA("malformed/plugin_dir/libgguflow-kernels-tiny.so");
+  std::string out, err;
+  const std::string cmd = "GGUFLOW_PLUGIN_PATH=" + data_path("malformed/plugin_dir").string() + " " +
+                          gguflow_exe() + " kernels";
+  EXPECT_EQ(run_command(cmd, &out, &err), 0) << err;
+  EXPECT_NE(out.find("not NUL-terminated"), std::string::npos) << out;
+  EXPECT_NE(out.find("selected: "), std::string::npos) << out;
+}
+
+TEST(Hardening, SectionNameOffsetPastTheTableIsRefused) {
+  // A valid-looking 2-section ELF whose section 0 names offset 100 of a 16-byte table.
+  std::string elf(64 + 128 + 16, '\0');
+  auto put = [&](size_t at, uint64_t v, size_t n) { std::memcpy(elf.data() + at, &v, n); };
+  std::memcpy(elf.data(), "\x7f" "ELF", 4);
+  elf[4] = 2, elf[5] = 1, elf[6] = 1;
+  put(0x10, 3, 2), put(0x12, 62, 2), put(0x28, 64, 8), put(0x3A, 64, 2), put(0x3C, 2, 2), put(0x3E, 1, 2);
+  put(64, 100, 4);                                            // section 0: sh_name 100
+  put(128 + 4, 3, 4), put(128 + 0x18, 192, 8), put(128 + 0x20, 16, 8);  // section 1: strtab
+  const fs::path dir = temp_dir();
+  std::ofstream(dir / "libgguflow-kernels-x.so", std::ios::binary) << elf;
+  const auto info = plugins::read_plugin_file(dir / "libgguflow-kernels-x.so");
+#if defined(__x86_64__)
+  EXPECT_NE(info.problem.find("name offset 100 past the 16-byte section-name table"), std::string::npos)
+      << info.problem;
+#endif
+}
+
+TEST(Hardening, APluginThatClaimsABetterTargetButCannotLoadFallsBackWithAWarning) {
+  const fs::path dir = folder_with_plugin("fakesse4", fake("claims_sse4"));
+  fs::copy_file(binary_dir() / "libgguflow-kernels-scalar.so", dir / "libgguflow-kernels-scalar.so");
+  SelectOptions o;
+  o.search_dirs = {dir};
+  o.supported_targets = plugins::runnable_targets() | HWY_SSE4;
+  testing::internal::CaptureStderr();
+  const std::string name = plugins::select_kernels(o).plugin.name;
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(name, "scalar");
+  EXPECT_NE(err.find("warning: kernel plugin"), std::string::npos) << err;
+  EXPECT_NE(err.find("file records target SSE4"), std::string::npos) << err;
+  // Forced, the same plugin is an error (the user asked for it).
+  o.forced = "fakesse4";
+  EXPECT_NE(error_of([&] { plugins::select_kernels(o); }).find("file records target SSE4"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -349,5 +349,64 @@ TEST(RunCli, InteractiveChatTakesTurnsFromStdin) {
   EXPECT_NE(r.err.find("generated"), std::string::npos) << r.err;
 }
 
+// ---- hardening (issue 23): bounds on numeric options and the KV cache ------------------------
+
+void expect_one_line_error(const Result& r, const std::string& expected) {
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find(expected), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+TEST(RunHardening, OutOfRangeNumbersAreRefusedNamingTheOption) {
+  GGUFLOW_REQUIRE_DATA(kStories);
+  // 2^62: the KV cache size wrapped and the caches were written out of bounds.
+  expect_one_line_error(run({"--model", stories(), "--prompt", "x", "-n", "1", "--ctx", "4611686018427387904"}),
+                        "--ctx: expected at most 16777216 tokens");
+  // 2^40: a bare std::bad_alloc before.
+  expect_one_line_error(run({"--model", stories(), "--prompt", "x", "-n", "1", "--ctx", "1099511627776"}),
+                        "--ctx: expected at most 16777216 tokens");
+  expect_one_line_error(run({"--model", stories(), "--prompt", "x", "-n", "-2"}),
+                        "option '--n-predict': expected an integer from -1 to");
+  expect_one_line_error(run({"--model", stories(), "--prompt", "x", "-n", "1", "--threads", "4294967297"}),
+                        "option '--threads': expected an integer from 0 to 4096, found 4294967297");
+  expect_one_line_error(run({"--model", stories(), "--tokens", "1,2", "--greedy", "-1"}),
+                        "option '--greedy': expected an integer from 0 to");
+}
+
+TEST(RunHardening, KvCacheTooLargeForMemoryIsAClearError) {
+  GGUFLOW_REQUIRE_DATA(kStories);
+  // The largest --ctx allowed (2^24) needs 20 GiB of KV cache for this model; with 3 GB of
+  // address space the allocation fails and must be reported, not leak std::bad_alloc.
+  Result r;
+  const std::string command = "ulimit -v 3000000; env -u GGUFLOW_MODEL " + quote((binary_dir() / "gguflow").string()) +
+                              " run --threads 1 --model " + quote(stories()) + " --prompt x -n 1 --ctx 16777216";
+  r.status = run_command("bash -c " + quote(command), &r.out, &r.err);
+  expect_one_line_error(r, "KV cache of 20480 MiB could not be allocated (--ctx 16777216");
+}
+
+TEST(RunHardening, ModelWithABillionLayersFailsAtOnce) {
+  GGUFLOW_REQUIRE_DATA("malformed/tiny_block_count_1e9.gguf");
+  expect_one_line_error(run({"--model", data_path("malformed/tiny_block_count_1e9.gguf").string(), "--prompt", "x", "-n", "2"}),
+                        "repeat: count 1000000000 is more than the limit of 65536 (set GGUFLOW_MAX_REPEAT");
+}
+
+TEST(RunHardening, ABrokenPluginInThePluginPathDoesNotStopARun) {
+  GGUFLOW_REQUIRE_DATA(kStories);
+  GGUFLOW_REQUIRE_DATA("malformed/plugin_dir/libgguflow-kernels-tiny.so");
+  const Result r = run({"--model", stories(), "--prompt", "x", "-n", "2"}, "",
+                       "GGUFLOW_PLUGIN_PATH=" + data_path("malformed/plugin_dir").string());
+  EXPECT_EQ(r.status, 0) << r.err;
+}
+
+TEST(RunHardening, ADirectoryAsAnInputFileIsNamedNotALeakedStreamError) {
+  GGUFLOW_REQUIRE_DATA(kStories);
+  const std::string dir = temp_dir().string();
+  // Before: "unexpected error: basic_filebuf::underflow error reading the file: Is a directory".
+  expect_one_line_error(run({"--model", stories(), "--prompt-file", dir, "-n", "1"}),
+                        dir + ": cannot read the prompt file: expected a regular file, found a directory");
+  expect_one_line_error(run({dir, "--model", stories(), "--prompt", "x", "-n", "1"}),
+                        dir + ": cannot read the graph file: expected a regular file, found a directory");
+}
+
 }  // namespace
 }  // namespace gguflow::test

@@ -108,5 +108,40 @@ TEST(TensorCli, RowRangesOfF32AndQ8_0Tensors) {
   EXPECT_NE(err.find("no.such.tensor"), std::string::npos) << err;
 }
 
+// ---- hardening (issue 23): outputs are never truncated before the write succeeds -------------
+
+std::string read_all(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+// Runs `args` with a 16 KiB file-size limit (SIGXFSZ ignored, so a write past it fails with
+// EFBIG), over a destination holding "previous result": the write must fail with exit 1 and
+// leave the previous file and no temporary.
+void expect_failed_write_keeps_old_file(const std::string& args, const std::filesystem::path& dest) {
+  { std::ofstream(dest, std::ios::binary) << "previous result"; }
+  std::string err;
+  const std::string inner = "trap '' XFSZ; ulimit -f 16; " + gguflow_cmd(args);
+  EXPECT_EQ(test::run_command("bash -c \"" + inner + "\"", nullptr, &err), 1) << err;
+  EXPECT_NE(err.find(dest.string() + ": write failed"), std::string::npos) << err;
+  EXPECT_EQ(read_all(dest), "previous result");
+  EXPECT_FALSE(test::has_temporary_of(dest));
+}
+
+TEST(OutputHardening, TensorOutFailureKeepsThePreviousFile) {
+  GGUFLOW_REQUIRE_DATA("models/stories260K.gguf");
+  const auto dest = test::temp_dir() / "embd.f32";  // token_embd is 128 KiB of f32
+  expect_failed_write_keeps_old_file("tensor " + model("stories260K.gguf") + " token_embd.weight --out " + dest.string(), dest);
+}
+
+TEST(OutputHardening, DumpLogitsFailureKeepsThePreviousFile) {
+  GGUFLOW_REQUIRE_DATA("models/stories260K.gguf");
+  const auto dest = test::temp_dir() / "logits.f32";  // 20 positions x 512 f32 = 40 KiB
+  expect_failed_write_keeps_old_file("run --threads 1 --model " + model("stories260K.gguf") +
+                                         " --tokens 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20 --dump-logits " +
+                                         dest.string(),
+                                     dest);
+}
+
 }  // namespace
 }  // namespace gguflow

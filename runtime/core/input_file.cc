@@ -1,0 +1,33 @@
+#include "runtime/core/input_file.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "ops/error.h"
+
+namespace gguflow {
+
+std::string read_input_file(const std::string& path, const char* what) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    throw error(path, ": cannot read the ", what, ": ", std::strerror(errno));
+  if (!S_ISREG(st.st_mode))
+    throw error(path, ": cannot read the ", what, ": expected a regular file, found ",
+                S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO" : "a special file");
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) throw error(path, ": cannot read the ", what, ": ", std::strerror(errno));
+  std::string bytes;
+  char buffer[65536];
+  size_t n = 0;
+  while ((n = std::fread(buffer, 1, sizeof buffer, f)) > 0) bytes.append(buffer, n);
+  const bool failed = std::ferror(f) != 0;
+  const int err = errno;
+  std::fclose(f);
+  if (failed) throw error(path, ": cannot read the ", what, ": ", std::strerror(err));
+  return bytes;
+}
+
+}  // namespace gguflow
