@@ -28,6 +28,15 @@ template <typename T>
   return out;
 }
 
+// a - b, or nullopt when the exact result does not fit in T.
+template <typename T>
+[[nodiscard]] constexpr std::optional<T> checked_sub(T a, T b) {
+  static_assert(std::is_integral_v<T>);
+  T out{};
+  if (__builtin_sub_overflow(a, b, &out)) return std::nullopt;
+  return out;
+}
+
 // The product of all values, or nullopt when any partial product overflows.
 template <typename T, typename Range>
 [[nodiscard]] constexpr std::optional<T> checked_product(const Range& values) {

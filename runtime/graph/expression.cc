@@ -6,8 +6,10 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <string_view>
 
+#include "runtime/core/checked_math.h"
 #include "runtime/graph/spec.h"
 
 namespace gguflow::graph {
@@ -218,17 +220,15 @@ class Parser {
       const int64_t x = std::get<int64_t>(a.value), y = std::get<int64_t>(b.value);
       if ((op == '/' || op == '%') && y == 0) fail("a non-zero divisor", "0");
       if (op == '%') return int_value(y == -1 ? 0 : x % y);  // INT64_MIN % -1 would trap
-      int64_t r = 0;
-      bool overflow = false;
-      if (op == '+') overflow = __builtin_add_overflow(x, y, &r);
-      else if (op == '-') overflow = __builtin_sub_overflow(x, y, &r);
-      else if (op == '*') overflow = __builtin_mul_overflow(x, y, &r);
-      else if (x == INT64_MIN && y == -1) overflow = true;  // would trap (SIGFPE)
-      else r = x / y;
-      if (overflow)
+      std::optional<int64_t> r;
+      if (op == '+') r = checked_add(x, y);
+      else if (op == '-') r = checked_sub(x, y);
+      else if (op == '*') r = checked_mul(x, y);
+      else if (!(x == INT64_MIN && y == -1)) r = x / y;  // INT64_MIN / -1 would trap (SIGFPE)
+      if (!r)
         fail(std::string("a result of '") + op + "' within 64-bit integers", std::to_string(x) + " " + op +
              " " + std::to_string(y));
-      return int_value(r);
+      return int_value(*r);
     }
     const double x = as_double(a.value), y = as_double(b.value);
     if (op == '%') fail("integers on both sides of '%'", "a float");
