@@ -26,6 +26,9 @@ if(NOT EXISTS "${Boost_INCLUDE_DIRS}/boost/dll.hpp")
   message(FATAL_ERROR "gguflow needs Boost.DLL. On Debian 12: sudo apt-get install libboost-dev")
 endif()
 
+find_package(CLI11 CONFIG QUIET)
+gguflow_require_package(CLI11_FOUND libcli11-dev "CLI11 (2.1), the command-line parser")
+
 if(GGUFLOW_BUILD_TESTS)
   find_package(GTest QUIET)
   gguflow_require_package(GTest_FOUND libgtest-dev "GoogleTest")

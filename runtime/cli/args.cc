@@ -1,45 +1,104 @@
 #include "runtime/cli/args.h"
 
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <sstream>
 
-#include "ops/error.h"
+#include "ops/op_registry.h"
 
 namespace gguflow::cli {
+namespace {
+
+constexpr size_t kHelpColumn = 30;
+
+std::string pad_to_column(std::string left) {
+  left.append(left.size() < kHelpColumn ? kHelpColumn - left.size() : 1, ' ');
+  return left;
+}
+
+std::vector<std::string> split_names(const std::string& names) {
+  std::vector<std::string> out;
+  std::stringstream in(names);
+  for (std::string name; std::getline(in, name, ',');) out.push_back(name);
+  return out;
+}
+
+// `text` broken into lines of at most `width` characters at spaces.
+std::string wrap(const std::string& text, size_t width) {
+  std::string out, line;
+  std::stringstream words(text);
+  for (std::string word; words >> word;) {
+    if (!line.empty() && line.size() + 1 + word.size() > width) {
+      out += line + "\n";
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + word;
+  }
+  return out + line + "\n";
+}
+
+// Help in gguflow's layout: synopsis, description, the positional arguments with their own
+// help (CLI11 sees one list of words; the per-word help is ours), then the options.
+class HelpFormatter : public CLI::Formatter {
+ public:
+  HelpFormatter(std::string usage, std::string arguments)
+      : usage_(std::move(usage)), arguments_(std::move(arguments)) {
+    column_width(kHelpColumn);
+  }
+  std::string make_description(const CLI::App*) const override { return ""; }
+  std::string make_usage(const CLI::App* app, std::string) const override {
+    return "usage: gguflow " + usage_ + "\n\n" + wrap(app->get_description(), 96) + "\n";
+  }
+  std::string make_positionals(const CLI::App*) const override { return arguments_; }
+
+ private:
+  std::string usage_, arguments_;
+};
+
+}  // namespace
 
 Args::Args(std::string usage, std::string description)
-    : usage_(std::move(usage)), description_(std::move(description)) {
-  flag("-h,--help", "show this help and exit");
+    : usage_(std::move(usage)), app_(std::make_unique<CLI::App>(std::move(description))) {
+  app_->set_help_flag("-h,--help", "show this help and exit");
+  app_->allow_extras(true);  // unknown options are reported by parse(), with a suggestion
+  app_->add_option("ARGS", positionals_)->expected(0, -1)->group("");
 }
 
-static void split_names(const std::string& names, std::string& short_name, std::string& long_name) {
-  auto comma = names.find(',');
-  if (comma == std::string::npos) {
-    (names.rfind("--", 0) == 0 ? long_name : short_name) = names;
-  } else {
-    short_name = names.substr(0, comma);
-    long_name = names.substr(comma + 1);
-  }
-}
+Args::~Args() = default;
 
 Args& Args::option(std::string names, std::string metavar, std::string help,
                    std::string default_value) {
-  Spec s;
-  split_names(names, s.short_name, s.long_name);
+  Spec& s = specs_.emplace_back();
+  s.names = split_names(names);
   s.metavar = std::move(metavar);
-  s.help = std::move(help);
   s.default_value = std::move(default_value);
   s.takes_value = true;
-  specs_.push_back(std::move(s));
+  // A default the help text already explains is not repeated.
+  s.help = help;
+  if (!s.default_value.empty() && help.find("default") == std::string::npos)
+    s.help += " (default: " + s.default_value + ")";
+  s.option = app_->add_option(names, s.values, s.help)
+                 ->type_name(s.metavar)
+                 ->expected(1)
+                 ->allow_extra_args(false)
+                 ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   return *this;
 }
 
 Args& Args::flag(std::string names, std::string help) {
-  Spec s;
-  split_names(names, s.short_name, s.long_name);
+  Spec& s = specs_.emplace_back();
+  s.names = split_names(names);
   s.help = std::move(help);
-  specs_.push_back(std::move(s));
+  s.option = app_->add_flag(names, s.flag_count, s.help);
+  return *this;
+}
+
+Args& Args::env(std::string variable) {
+  GGUFLOW_CHECK(!specs_.empty());
+  specs_.back().option->envname(std::move(variable));
   return *this;
 }
 
@@ -54,56 +113,44 @@ Args& Args::positional_count(size_t min, size_t max) {
   return *this;
 }
 
-Args::Spec* Args::find_spec(std::string_view name) {
-  for (auto& s : specs_)
-    if (s.long_name == name || s.short_name == name) return &s;
-  return nullptr;
-}
-
 const Args::Spec& Args::spec(std::string_view name) const {
-  for (auto& s : specs_)
-    if (s.long_name == name || s.short_name == name) return s;
+  for (const Spec& s : specs_)
+    if (std::find(s.names.begin(), s.names.end(), name) != s.names.end()) return s;
   GGUFLOW_CHECK(!"option queried but never declared");
   return specs_.front();
 }
 
+std::string Args::unknown_option_message(const std::string& word) const {
+  std::string name = word.substr(0, word.find('='));
+  std::vector<std::string> candidates;
+  for (const Spec& s : specs_) candidates.insert(candidates.end(), s.names.begin(), s.names.end());
+  const std::string best = ops::closest_name(name, candidates);
+  return "unknown option '" + name + "'" + (best.empty() ? "" : " (did you mean '" + best + "'?)") +
+         "; see 'gguflow " + usage_.substr(0, usage_.find(' ')) + " --help'";
+}
+
 bool Args::parse(int argc, char** argv) {
-  bool only_positionals = false;
-  for (int i = 0; i < argc; ++i) {
-    std::string word = argv[i];
-    if (only_positionals || word.size() < 2 || word[0] != '-' ||
-        (word[1] != '-' && !std::isalpha(static_cast<unsigned char>(word[1])))) {
-      positionals_.push_back(word);  // includes "-" (stdin) and negative numbers
-      continue;
-    }
-    if (word == "--") {
-      only_positionals = true;
-      continue;
-    }
-    std::string value;
-    bool inline_value = false;
-    if (auto eq = word.find('='); word.rfind("--", 0) == 0 && eq != std::string::npos) {
-      value = word.substr(eq + 1);
-      word = word.substr(0, eq);
-      inline_value = true;
-    }
-    Spec* s = find_spec(word);
-    if (!s) throw error("unknown option '", word, "' (see --help)");
-    s->seen = true;
-    if (!s->takes_value) {
-      if (inline_value) throw error("option '", word, "' takes no value");
-      continue;
-    }
-    if (!inline_value) {
-      if (i + 1 >= argc) throw error("option '", word, "' needs a value (", s->metavar, ")");
-      value = argv[++i];
-    }
-    s->values.push_back(value);
+  std::ostringstream arguments;
+  if (!positional_help_.empty()) {
+    arguments << "Arguments:\n";
+    for (auto& [meta, text] : positional_help_) arguments << pad_to_column("  " + meta) << text << "\n";
   }
-  if (has("--help")) {
+  app_->formatter(std::make_shared<HelpFormatter>(usage_, arguments.str()));
+
+  std::vector<std::string> words(argv, argv + argc);
+  std::reverse(words.begin(), words.end());  // CLI11 takes them last-first
+  try {
+    app_->parse(words);
+  } catch (const CLI::CallForHelp&) {
     std::fputs(help().c_str(), stdout);
     return false;
+  } catch (const CLI::ParseError& e) {
+    // CLI11 names the option; ours adds the way to the help.
+    throw usage_error(e.what(), "; see 'gguflow ", usage_.substr(0, usage_.find(' ')), " --help'");
   }
+  // CLI11 lists a "--" (end of options) among the extras too: it is not an unknown option.
+  for (const std::string& extra : app_->remaining())
+    if (extra != "--") throw UsageError(unknown_option_message(extra));
   if (positionals_.size() < min_positionals_ || positionals_.size() > max_positionals_) {
     std::ostringstream msg;
     msg << "expected ";
@@ -111,12 +158,15 @@ bool Args::parse(int argc, char** argv) {
     else if (max_positionals_ == SIZE_MAX) msg << "at least " << min_positionals_;
     else msg << min_positionals_ << " to " << max_positionals_;
     msg << " argument(s), got " << positionals_.size() << "; usage: gguflow " << usage_;
-    throw Error(msg.str());
+    throw UsageError(msg.str());
   }
   return true;
 }
 
-bool Args::has(std::string_view name) const { return spec(name).seen; }
+bool Args::has(std::string_view name) const {
+  const Spec& s = spec(name);
+  return s.takes_value ? !s.values.empty() : s.flag_count > 0;
+}
 
 std::string Args::get(std::string_view name) const {
   const Spec& s = spec(name);
@@ -130,14 +180,15 @@ int64_t Args::get_int(std::string_view name) const {
   int64_t value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || end != text.data() + text.size() || text.empty())
-    throw error("option '", name, "' expects an integer, got '", text, "'");
+    throw usage_error("option '", name, "' expects an integer, got '", text, "'");
   return value;
 }
 
 int64_t Args::get_int_in(std::string_view name, int64_t min, int64_t max) const {
   const int64_t value = get_int(name);
   if (value < min || value > max)
-    throw error("option '", name, "': expected an integer from ", min, " to ", max, ", found ", value);
+    throw usage_error("option '", name, "': expected an integer from ", min, " to ", max,
+                      ", found ", value);
   return value;
 }
 
@@ -149,30 +200,9 @@ double Args::get_double(std::string_view name) const {
     if (used == text.size()) return value;
   } catch (const std::exception&) {
   }
-  throw error("option '", name, "' expects a number, got '", text, "'");
+  throw usage_error("option '", name, "' expects a number, got '", text, "'");
 }
 
-std::string Args::help() const {
-  std::ostringstream out;
-  out << "usage: gguflow " << usage_ << "\n\n" << description_ << "\n";
-  if (!positional_help_.empty()) {
-    out << "\narguments:\n";
-    for (auto& [meta, text] : positional_help_) {
-      std::string left = "  " + meta;
-      out << left << std::string(left.size() < 28 ? 28 - left.size() : 1, ' ') << text << "\n";
-    }
-  }
-  out << "\noptions:\n";
-  for (auto& s : specs_) {
-    std::string left = "  ";
-    if (!s.short_name.empty()) left += s.short_name + (s.long_name.empty() ? "" : ", ");
-    left += s.long_name;
-    if (s.takes_value) left += " " + s.metavar;
-    out << left << std::string(left.size() < 28 ? 28 - left.size() : 1, ' ') << s.help;
-    if (!s.default_value.empty()) out << " (default: " << s.default_value << ")";
-    out << "\n";
-  }
-  return out.str();
-}
+std::string Args::help() const { return app_->help(); }
 
 }  // namespace gguflow::cli

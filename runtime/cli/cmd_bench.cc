@@ -13,6 +13,8 @@
 #include "runtime/bench/bench_runner.h"
 #include "runtime/cli/args.h"
 #include "runtime/cli/commands.h"
+#include "runtime/cli/shared_options.h"
+#include "runtime/core/console.h"
 #include "ops/error.h"
 #include "runtime/core/output_file.h"
 #include "runtime/plugins/kernel_plugins.h"
@@ -35,7 +37,7 @@ std::vector<int64_t> parse_int_list(const std::string& option, const std::string
       used = 0;
     }
     if (word.empty() || used != word.size())
-      throw error("bench: ", option, " expects comma-separated integers, found '", text, "'");
+      throw usage_error(option, " expects comma-separated integers, found '", text, "'");
     values.push_back(v);
     start = comma + 1;
   }
@@ -45,7 +47,7 @@ std::vector<int64_t> parse_int_list(const std::string& option, const std::string
 }  // namespace
 
 int run_bench(int argc, char** argv) {
-  Args args("bench --model MODEL.gguf [options]",
+  Args args("bench -m MODEL.gguf [options]",
             "Measures prefill (ppN: one N-token prompt) and decode (tgN: N single-token steps) "
             "throughput, each from an empty cache, once as a warm-up and then -r times: median, "
             "min and max tokens/s, and the peak RSS (VmHWM, reset before each test where the "
@@ -55,21 +57,22 @@ int run_bench(int argc, char** argv) {
             "thread count) / (seconds per token) = tokens/s x weight bytes per token / "
             "bandwidth, where weight bytes per token counts every weight matrix once and one "
             "row of the embedding table.");
-  args.option("--model", "FILE", "GGUF model to measure")
+  model_option(args, "GGUF model to measure")
       .option("-p,--n-prompt", "N,...", "prompt sizes of the pp tests (0: none)", "512")
       .option("-n,--n-gen", "N,...", "token counts of the tg tests (0: none)", "128")
-      .option("-t,--threads", "N,...", "thread counts (default: every core)")
+      .option("-t,--threads", "N,...", "thread counts (default: every core)").env("GGUFLOW_THREADS")
       .option("-r,--repetitions", "N", "timed repetitions of each test after one warm-up", "5")
       .option("--kernels", "NAME", "force a kernel plugin (default: $GGUFLOW_KERNELS, else the best)")
       .option("--graph", "FILE", "graph to run (default: the shipped graph for the model's architecture)")
-      .option("--ctx", "N", "KV cache slots (default: max(512, largest test))", "0")
+      .option("-c,--ctx-size,--ctx", "N", "KV cache slots (default: max(512, largest test))", "0")
       .option("--scheduler", "NAME", "flow_graph or topological_loop (same nodes)", "flow_graph")
-      .option("--format", "FMT", "md (table), json (list of rows) or csv", "md")
-      .option("--json", "FILE", "also write the rows as JSON to FILE (whatever --format is)")
+      .option("-o,--output,--format", "FMT", "md (table), json (list of rows) or csv, as llama-bench's -o", "md")
+      .flag("--json", "print the rows as one JSON document (--format json)")
+      .option("--json-file", "FILE", "also write the rows as JSON to FILE (whatever --format is)")
       .option("--bandwidth-mib", "N", "buffer read by the bandwidth measurement, MiB", "256")
       .positional_count(0, 0);
   if (!args.parse(argc, argv)) return 0;
-  if (!args.has("--model")) throw error("bench: --model FILE is required");
+  if (!args.has("--model")) throw usage_error("-m/--model FILE is required");
 
   bench::BenchConfig config;
   config.model_path = args.get("--model");
@@ -78,42 +81,43 @@ int run_bench(int argc, char** argv) {
   config.gen_sizes = parse_int_list("-n", args.get("-n"));
   if (args.has("-t"))
     for (int64_t t : parse_int_list("-t", args.get("-t"))) {
-      if (t < 1 || t > 1024) throw error("bench: -t thread counts must be 1..1024, found ", t);
+      if (t < 1 || t > 1024) throw usage_error("-t thread counts must be 1..1024, found ", t);
       config.threads.push_back(static_cast<int>(t));
     }
   const int64_t reps = args.get_int("-r");
-  if (reps < 1 || reps > 100000) throw error("bench: -r must be 1..100000, found ", reps);
+  if (reps < 1 || reps > 100000) throw usage_error("-r must be 1..100000, found ", reps);
   config.repetitions = static_cast<int>(reps);
   config.n_ctx = args.get_int("--ctx");
   const std::string scheduler = args.get("--scheduler");
   if (scheduler == "flow_graph") config.scheduler = exec::Scheduler::kFlowGraph;
   else if (scheduler == "topological_loop") config.scheduler = exec::Scheduler::kTopologicalLoop;
-  else throw error("bench: --scheduler must be flow_graph or topological_loop, found '", scheduler, "'");
+  else throw usage_error("--scheduler must be flow_graph or topological_loop, found '", scheduler, "'");
   const int64_t bandwidth_mib = args.get_int("--bandwidth-mib");
   if (bandwidth_mib < 4 || bandwidth_mib > 65536)
-    throw error("bench: --bandwidth-mib must be 4..65536, found ", bandwidth_mib);
+    throw usage_error("--bandwidth-mib must be 4..65536, found ", bandwidth_mib);
   config.bandwidth_buffer_bytes = static_cast<size_t>(bandwidth_mib) << 20;
-  const bench::BenchFormat format = bench::parse_bench_format(args.get("--format"));
+  if (args.has("--json") && args.has("--format") && args.get("--format") != "json")
+    throw usage_error("--json prints JSON: expected no --format ", args.get("--format"), " with it");
+  const bench::BenchFormat format =
+      bench::parse_bench_format(args.has("--json") ? "json" : args.get("--format"));
 
   plugins::SelectOptions kernel_options;
   kernel_options.forced = args.get("--kernels");
   const plugins::SelectedKernels& kernels = plugins::select_kernels(kernel_options);
 
-  // A progress line, rewritten in place, only when stderr is a terminal.
-  const bool tty = isatty(STDERR_FILENO) != 0;
-  bench::BenchProgress progress;
-  if (tty)
-    progress = [](const std::string& message) {
-      std::fprintf(stderr, "\r\033[K[bench] %s", message.c_str());
-      std::fflush(stderr);
-    };
+  // Progress: one line rewritten in place on a terminal; a plain line per step elsewhere.
+  const bool tty = console::is_terminal(stderr);
+  const bench::BenchProgress progress = [tty](const std::string& message) {
+    std::fprintf(stderr, tty ? "\r\033[K[bench] %s" : "[bench] %s\n", message.c_str());
+    std::fflush(stderr);
+  };
   const bench::BenchReport report =
       bench::run_bench(config, *kernels.table, kernels.plugin.name, progress);
   if (tty) std::fprintf(stderr, "\r\033[K");
   const std::string text = bench::format_bench_report(report, format);
   std::fwrite(text.data(), 1, text.size(), stdout);
-  if (args.has("--json")) {
-    const std::string path = args.get("--json");
+  if (args.has("--json-file")) {
+    const std::string path = args.get("--json-file");
     const std::string json = bench::format_bench_report(report, bench::BenchFormat::kJson);
     OutputFile out(path);  // temporary name + rename: a failed write keeps the old file
     if (std::fwrite(json.data(), 1, json.size(), out.stream()) != json.size())

@@ -45,7 +45,7 @@ int run_detokenize(int argc, char** argv) {
             "added). Control tokens (<s>, <|im_end|>) print nothing unless --render-special. "
             "As llama2.c, the leading space of the first piece (and of a piece after BOS) is "
             "dropped for SentencePiece models unless --continuation.");
-  args.option("-m,--model", "MODEL.gguf", "the model (or tokenizer-only GGUF) to use")
+  args.option("-m,--model", "MODEL.gguf", "the model (or tokenizer-only GGUF) to use").env("GGUFLOW_MODEL")
       .flag("--render-special", "print the text of control tokens")
       .flag("--continuation", "the ids continue a text: keep the first piece's leading space")
       .positional("ID", "token ids (separate arguments, or one list with spaces or commas)")

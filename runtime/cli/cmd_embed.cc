@@ -5,6 +5,7 @@
 
 #include "runtime/cli/args.h"
 #include "runtime/cli/commands.h"
+#include "runtime/cli/shared_options.h"
 #include "ops/error.h"
 #include "runtime/embed/embed_run.h"
 #include "runtime/graph/load.h"
@@ -38,8 +39,8 @@ int run_embed(int argc, char** argv) {
       "-o, when given).\n"
       "Progress: a bar on stderr when it is a terminal, else one summary line; throughput "
       "(texts/s, tokens/s) is printed at the end.");
-  args.option("--model", "FILE", "GGUF model (a decoder, or a bert / nomic-bert encoder)")
-      .option("--input", "FILE", "texts to embed, '-' for stdin", "-")
+  model_option(args, "GGUF model (a decoder, or a bert / nomic-bert encoder)")
+      .option("-f,--file,--input", "FILE", "texts to embed, '-' for stdin", "-")
       .option("--input-format", "FMT", "auto, text or jsonl", "auto")
       .flag("--skip-empty", "leave empty texts out instead of stopping with an error")
       .option("--graph", "FILE", "embedding graph (default: the shipped embedding graph for the model's architecture)")
@@ -52,16 +53,16 @@ int run_embed(int argc, char** argv) {
       .flag("--similarity", "print the cosine-similarity matrix of the texts")
       .option("--batch-size", "N", "texts per batch: one flush and one progress step each", "32")
       .option("--progress", "WHEN", "auto (a bar on a terminal), bar or summary", "auto")
-      .option("--threads", "N", "worker threads (default: every core)", "0")
-      .option("--ctx", "N", "context: the most tokens of a text evaluated (default: min(model, 4096))",
+      .option("-c,--ctx-size,--ctx", "N", "context: the most tokens of a text evaluated (default: min(model, 4096))",
               "0")
       .flag("--truncate", "cut a text longer than the context, with a warning (the default)")
       .flag("--no-truncate", "a text longer than the context is an error naming its line")
-      .option("--kernels", "NAME", "force a kernel plugin (default: $GGUFLOW_KERNELS, else the best)")
-      .option("--set", "NAME=VALUE", "override a graph parameter (repeatable)")
       .flag("--verbose", "print the graph, sizes and the plugin to stderr");
+  threads_option(args);
+  kernels_option(args);
+  set_option(args);
   if (!args.parse(argc, argv)) return 0;
-  if (!args.has("--model")) throw error("embed: --model FILE is required");
+  if (!args.has("--model")) throw usage_error("--model FILE is required");
 
   embed::EmbedRequest request;
   request.model_path = args.get("--model");
@@ -69,7 +70,7 @@ int run_embed(int argc, char** argv) {
   request.embedder.pooling = args.get("--pooling");
   request.embedder.normalize = args.get("--normalize");
   request.embedder.set = graph::parse_set_options(args.all("--set"));
-  request.embedder.session.n_threads = static_cast<int>(args.get_int_in("--threads", 0, kMaxThreads));
+  request.embedder.session.n_threads = threads_value(args);
   request.embedder.session.n_ctx = args.get_int("--ctx");
   request.input_path = args.get("--input");
   request.input.format = embed::parse_input_format(args.get("--input-format"));
@@ -85,7 +86,7 @@ int run_embed(int argc, char** argv) {
   else throw error("--progress: expected auto, bar or summary, found '", progress, "'");
   request.verbose = args.has("--verbose");
   if (args.has("--truncate") && args.has("--no-truncate"))
-    throw error("embed: expected one of --truncate and --no-truncate, found both");
+    throw usage_error("expected one of --truncate and --no-truncate, found both");
   request.truncate = !args.has("--no-truncate");
 
   plugins::SelectOptions kernel_options;

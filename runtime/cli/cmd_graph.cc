@@ -5,6 +5,7 @@
 
 #include "runtime/cli/args.h"
 #include "runtime/cli/commands.h"
+#include "runtime/cli/shared_options.h"
 #include "ops/error.h"
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/graph/load.h"
@@ -18,13 +19,13 @@ int run_graph(int argc, char** argv) {
             "coloured by op kind, repeat blocks as clusters (or single boxes with --collapse). "
             "Without --dot or --svg, prints a one-line summary.");
   args.positional("GRAPH.yaml", "the graph file").positional_count(1, 1)
-      .option("--model", "FILE", "the model to bind the graph to (required)")
+      .option("-m,--model", "FILE", "the model to bind the graph to (required)").env("GGUFLOW_MODEL")
       .flag("--dot", "write Graphviz DOT to stdout")
       .option("--svg", "FILE", "render an SVG through Graphviz 'dot'")
       .flag("--collapse", "draw each repeat instance (e.g. blk.3) as one box")
       .option("--set", "NAME=VALUE", "override a graph parameter (repeatable)");
   if (!args.parse(argc, argv)) return 0;
-  if (!args.has("--model")) throw error("--model: expected the GGUF model to bind the graph to, found none");
+  if (!args.has("--model")) throw usage_error("-m/--model: expected the GGUF model to bind the graph to, found none");
 
   auto model = GgufFile::open(args.get("--model"));
   graph::LoadOptions options;

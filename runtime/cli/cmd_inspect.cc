@@ -7,6 +7,7 @@
 
 #include "runtime/cli/args.h"
 #include "runtime/cli/commands.h"
+#include "runtime/cli/shared_options.h"
 #include "ops/error.h"
 #include "runtime/core/json_writer.h"
 #include "runtime/gguf/gguf_file.h"
@@ -212,14 +213,15 @@ void print_json(const GgufFile& file, bool list_tensors) {
 }  // namespace
 
 int run_inspect(int argc, char** argv) {
-  Args args("inspect MODEL.gguf [--json] [--tensors]",
+  Args args("inspect (MODEL.gguf | -m MODEL.gguf) [--json] [--tensors]",
             "Prints a GGUF file's version, architecture, hyperparameters, tokenizer, parameter\n"
             "count, bits per weight and tensor type mix (per type and per tensor role).");
-  args.positional("MODEL.gguf", "the file to inspect").positional_count(1, 1);
+  args.positional("MODEL.gguf", "the file to inspect").positional_count(0, 1);
+  model_alias_option(args);
   args.flag("--json", "print one JSON document instead of text");
   args.flag("--tensors", "list every tensor: name, type, shape, bytes, absolute offset");
   if (!args.parse(argc, argv)) return 0;
-  auto file = GgufFile::open(args.positionals()[0]);
+  auto file = GgufFile::open(model_argument(args, 0, nullptr));
   if (args.has("--json")) print_json(*file, args.has("--tensors"));
   else print_text(*file, args.has("--tensors"));
   return 0;

@@ -8,6 +8,7 @@
 
 #include "runtime/cli/args.h"
 #include "runtime/cli/commands.h"
+#include "runtime/cli/shared_options.h"
 #include "ops/error.h"
 #include "runtime/lowrank/kv_calibrate.h"
 #include "runtime/lowrank/kv_eval.h"
@@ -22,17 +23,17 @@ using namespace gguflow::lowrank;
 std::string base_name(const std::string& path) { return std::filesystem::path(path).filename().string(); }
 
 void add_common(Args& args) {
-  args.option("--model", "FILE", "GGUF model")
-      .option("--threads", "N", "worker threads (default: every core)", "0")
-      .option("--kernels", "NAME", "force a kernel plugin (default: $GGUFLOW_KERNELS, else the best)");
+  model_option(args, "GGUF model");
+  threads_option(args);
+  kernels_option(args);
 }
 
 StudyModel open_model(const Args& args, const char* command) {
-  if (!args.has("--model")) throw error(command, ": --model FILE is required");
+  if (!args.has("--model")) throw usage_error(command, ": -m/--model FILE is required");
   plugins::SelectOptions kernel_options;
   kernel_options.forced = args.get("--kernels");
   const plugins::SelectedKernels& kernels = plugins::select_kernels(kernel_options);
-  return StudyModel::open(args.get("--model"), *kernels.table, static_cast<int>(args.get_int_in("--threads", 0, kMaxThreads)));
+  return StudyModel::open(args.get("--model"), *kernels.table, threads_value(args));
 }
 
 std::string require(const Args& args, const char* option, const char* command) {
@@ -151,7 +152,7 @@ int run_kv(int argc, char** argv) {
   if (sub == "spectrum") return spectrum(argc - 1, argv + 1);
   if (sub == "calibrate") return calibrate(argc - 1, argv + 1);
   if (sub == "eval") return eval(argc - 1, argv + 1);
-  throw error("kv: expected a subcommand spectrum, calibrate or eval, found '", sub, "'");
+  throw usage_error("expected a subcommand spectrum, calibrate or eval, found '", sub, "'");
 }
 
 }  // namespace gguflow::cli

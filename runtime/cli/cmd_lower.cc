@@ -5,6 +5,7 @@
 
 #include "runtime/cli/args.h"
 #include "runtime/cli/commands.h"
+#include "runtime/cli/shared_options.h"
 #include "ops/error.h"
 #include "runtime/core/output_file.h"
 #include "runtime/gguf/gguf_file.h"
@@ -16,17 +17,19 @@
 namespace gguflow::cli {
 
 int run_lower(int argc, char** argv) {
-  Args args("lower MODEL.gguf [--graph GRAPH.yaml] [-o OUT.yaml] [--set name=value]...",
+  Args args("lower (MODEL.gguf | -m MODEL.gguf) [--graph GRAPH.yaml] [-o OUT.yaml] [--set name=value]...",
             "Binds a YAML graph to a model and writes it fully expanded: every node, resolved "
             "parameters, every weight's type and dims, every activation's shape.");
   args.positional("MODEL.gguf", "the model to bind the graph to")
-      .positional_count(1, 1)
+      .positional_count(0, 1)
       .option("--graph", "FILE", "graph template (default: the shipped graph for the model's architecture)")
-      .option("-o,--output", "FILE", "write here instead of stdout")
-      .option("--set", "NAME=VALUE", "override a graph parameter (repeatable)");
+      .option("-o,--output", "FILE", "write here instead of stdout");
+  model_alias_option(args);
+  set_option(args);
   if (!args.parse(argc, argv)) return 0;
 
-  auto model = GgufFile::open(args.positionals()[0]);
+  const std::string model_path = model_argument(args, 0, nullptr);
+  auto model = GgufFile::open(model_path);
   const std::string graph_path =
       args.has("--graph") ? args.get("--graph") : graph::default_graph_path(*model, graph::Job::kGenerate);
   graph::LoadOptions options;
@@ -50,7 +53,7 @@ int run_lower(int argc, char** argv) {
     throw error(out_path, ": write failed");
   out.commit();
   std::fprintf(stderr, "lowered %s for %s: %zu nodes, %zu states -> %s\n", graph_path.c_str(),
-               args.positionals()[0].c_str(), g.nodes.size(), g.states.size(), out_path.c_str());
+               model_path.c_str(), g.nodes.size(), g.states.size(), out_path.c_str());
   return 0;
 }
 

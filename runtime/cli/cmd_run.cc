@@ -9,6 +9,7 @@
 
 #include "runtime/cli/args.h"
 #include "runtime/cli/commands.h"
+#include "runtime/cli/shared_options.h"
 #include "ops/error.h"
 #include "runtime/lowrank/kv_projection.h"
 #include "runtime/exec/run_tokens.h"
@@ -41,14 +42,14 @@ std::optional<int> int_option(const Args& args, const char* name) {
   if (!args.has(name)) return std::nullopt;
   const int64_t value = args.get_int(name);
   if (value < -(int64_t{1} << 30) || value > (int64_t{1} << 30))
-    throw error("run: ", name, ": expected an integer of at most 2^30, found ", value);
+    throw usage_error(name, ": expected an integer of at most 2^30, found ", value);
   return static_cast<int>(value);
 }
 
 // --tokens mode: ids in, logits and greedy ids out.
 int run_token_ids(const Args& args, const std::string& graph_path) {
   exec::RunTokensRequest request;
-  if (!args.has("--model")) throw error("run --tokens: --model FILE is required");
+  if (!args.has("--model")) throw usage_error("--tokens: --model FILE is required");
   request.model_path = args.get("--model");
   request.graph_path = graph_path.empty()
                            ? graph::default_graph_path(*GgufFile::open(request.model_path), graph::Job::kGenerate)
@@ -58,8 +59,9 @@ int run_token_ids(const Args& args, const std::string& graph_path) {
   request.tokens = exec::parse_token_ids(args.get("--tokens"));
   request.dump_logits = args.get("--dump-logits");
   request.greedy_steps = args.get_int_in("--greedy", 0, exec::kMaxContext);
-  request.session.n_threads = static_cast<int>(args.get_int_in("--threads", 0, kMaxThreads));
+  request.session.n_threads = threads_value(args);
   request.session.n_ctx = args.get_int("--ctx");
+  request.json = args.has("--json");
   request.verbose = args.has("--verbose");
 
   plugins::SelectOptions kernel_options;
@@ -73,16 +75,19 @@ int run_token_ids(const Args& args, const std::string& graph_path) {
 }  // namespace
 
 int run_run(int argc, char** argv) {
-  Args args("run [GRAPH.yaml] [--model MODEL.gguf] --prompt TEXT [options]",
+  Args args("run [GRAPH.yaml] [-m MODEL.gguf] -p TEXT [options]",
             "Generates text: tokenizes the prompt, runs it through the graph and streams the "
-            "continuation to stdout (timings go to stderr). Without --model: $GGUFLOW_MODEL, "
+            "continuation to stdout (timings go to stderr). Without -m: $GGUFLOW_MODEL, "
             "else ../shared/data/models/stories260K.gguf, else a synthesized random-weight model. "
             "With --tokens IDS: evaluates ids, dumps logits, decodes greedily.");
   args.positional("GRAPH.yaml", "the graph to run (default: the shipped graph for the model's architecture)")
-      .positional_count(0, 1)
-      .option("--model", "FILE", "GGUF model (default: see above)")
+      .positional_count(0, 1);
+  // No environment default here: the default model search reads $GGUFLOW_MODEL itself and
+  // reports it as the model's source (runtime/runner/default_model.h).
+  args.option("-m,--model", "FILE", "GGUF model (default: see above)")
       .option("-p,--prompt", "TEXT", "prompt text; '-' reads it from stdin (default: empty: BOS)")
-      .option("-f,--prompt-file", "FILE", "read the prompt from a file (as bytes)")
+      .option("-f,--file,--prompt-file", "FILE",
+              "read the prompt from a file (one trailing newline dropped, as llama.cpp does)")
       .option("-n,--n-predict", "N", "tokens to generate at most (-1: until EOS or full context)",
               "-1")
       .option("--temp", "T", "sampling temperature, 0 = greedy (default: the graph's sampler:)")
@@ -91,23 +96,25 @@ int run_run(int argc, char** argv) {
       .option("--min-p", "P", "drop tokens below P times the best one's probability (0: off)")
       .option("--repeat-penalty", "R", "penalize recently seen tokens (1: off)")
       .option("--repeat-last-n", "N", "how many recent tokens the penalty looks at")
-      .option("--seed", "S", "random seed (default: a fresh one, printed with the timings)")
+      .option("-s,--seed", "S", "random seed; -1: a fresh one (the default), printed with the timings")
       .flag("--special", "parse special-token text (<s>, <|im_start|>) in the prompt as tokens")
       .flag("--no-echo", "print only the generated text, not the prompt before it")
       .flag("--chat", "format the prompt with the model's chat template (from its tokenizer.chat_template or architecture)")
       .option("--chat-template", "NAME", "--chat with this format instead: chatml, llama2, llama3, gemma or phi3")
       .option("--system", "TEXT", "system message for --chat")
       .flag("-i,--interactive", "chat turn by turn, one line of stdin each (default on a terminal)")
-      .flag("--json", "print text, token ids, timings and kernels as one JSON document")
-      .option("--threads", "N", "worker threads (default: every core)", "0")
-      .option("--ctx", "N", "context length: KV cache slots (default: min(model, 4096))", "0")
-      .option("--kernels", "NAME", "force a kernel plugin (default: $GGUFLOW_KERNELS, else the best)")
-      .option("--set", "NAME=VALUE", "override a graph parameter (repeatable)")
+      .flag("--json", "print one JSON document (text, token ids, timings, kernels) instead of text");
+  threads_option(args);
+  ctx_option(args, "context length: KV cache slots (default: min(model, 4096))")
+      .flag("--context-shift", "when the context is full, drop the oldest half (after --keep) and go on")
+      .option("--keep", "N", "--context-shift: prompt tokens always kept (BOS is kept on top)", "0");
+  kernels_option(args);
+  set_option(args)
       .option("--kv-proj", "FILE", "low-rank KV bases for graphs/decode-lowrank-kv.yaml ('gguflow kv calibrate')")
       .flag("--verbose", "print the model, graph, plugin and sampler to stderr")
       .option("--tokens", "IDS", "token-id mode: comma-separated ids, e.g. 1,403,407")
       .option("--dump-logits", "FILE", "--tokens: write f32 [n_tokens][n_vocab] here")
-      .option("--greedy", "N", "--tokens: then decode N tokens greedily and print their ids", "0");
+      .option("--greedy", "N", "--tokens: then decode N tokens greedily and print their ids (default 1: the next token)", "1");
   if (!args.parse(argc, argv)) return 0;
   const std::string graph_path = args.positionals().empty() ? "" : args.positionals()[0];
   if (args.has("--tokens"))
@@ -118,8 +125,10 @@ int run_run(int argc, char** argv) {
   request.model_path = args.get("--model");
   request.set = graph::parse_set_options(args.all("--set"));
   request.weight_files = kv_projection_files(args);
-  request.session.n_threads = static_cast<int>(args.get_int_in("--threads", 0, kMaxThreads));
+  request.session.n_threads = threads_value(args);
   request.session.n_ctx = args.get_int("--ctx");
+  request.context_shift = args.has("--context-shift");
+  request.keep = args.get_int_in("--keep", 0, exec::kMaxContext);
   request.kernels = args.get("--kernels");
   request.sampling.temperature = float_option(args, "--temp");
   request.sampling.top_k = int_option(args, "--top-k");
@@ -127,10 +136,9 @@ int run_run(int argc, char** argv) {
   request.sampling.min_p = float_option(args, "--min-p");
   request.sampling.repeat_penalty = float_option(args, "--repeat-penalty");
   request.sampling.repeat_last_n = int_option(args, "--repeat-last-n");
-  if (args.has("--seed")) {
-    const int64_t seed = args.get_int("--seed");
-    if (seed < 0) throw error("run: --seed: expected an integer >= 0, found ", seed);
-    request.sampling.seed = static_cast<uint64_t>(seed);
+  if (args.has("--seed")) {  // -1 (llama.cpp's "random") leaves the seed to be drawn and printed
+    const int64_t seed = args.get_int_in("--seed", -1, INT64_MAX);
+    if (seed >= 0) request.sampling.seed = static_cast<uint64_t>(seed);
   }
   const std::optional<std::string> prompt_option =
       args.has("--prompt") ? std::optional<std::string>(args.get("--prompt")) : std::nullopt;
@@ -143,7 +151,7 @@ int run_run(int argc, char** argv) {
   request.system = args.get("--system");
   request.chat_template = args.get("--chat-template");
   if (!request.chat_template.empty()) {
-    if (!request.chat) throw error("run: --chat-template: expected --chat with it");
+    if (!request.chat) throw usage_error("--chat-template: expected --chat with it");
     ChatTemplate::named(request.chat_template);  // refuse an unknown name before loading
   }
   request.verbose = args.has("--verbose");
@@ -153,11 +161,11 @@ int run_run(int argc, char** argv) {
       request.chat && (args.has("--interactive") ||
                        (!request.json && !stdin_used && isatty(STDIN_FILENO)));
   if (args.has("--interactive") && !request.chat)
-    throw error("run: --interactive: expected --chat with it (turns need a chat template)");
+    throw usage_error("--interactive: expected --chat with it (turns need a chat template)");
   if (args.has("--interactive") && request.json)
-    throw error("run: expected one of --interactive and --json, found both");
+    throw usage_error("expected one of --interactive and --json, found both");
   if (args.has("--interactive") && stdin_used)
-    throw error("run: --interactive reads turns from stdin: expected no --prompt - with it");
+    throw usage_error("--interactive reads turns from stdin: expected no --prompt - with it");
   return runner::run_text(request, stdin, stdout, stderr);
 }
 

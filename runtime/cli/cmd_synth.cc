@@ -9,6 +9,8 @@
 #include "plugins/abi/ggml_type.h"
 #include "runtime/cli/args.h"
 #include "runtime/cli/commands.h"
+#include "runtime/core/console.h"
+#include "runtime/tools/synth_vocab.h"
 #include "ops/error.h"
 #include "runtime/tools/quant_mix.h"
 #include "runtime/tools/synth.h"
@@ -31,7 +33,7 @@ int run_synth(int argc, char** argv) {
   args.option("--preset", "NAME", "model shape to copy (see above)")
       .option("--type", "TYPE", "file type: " + file_type_names(), "Q4_K_M")
       .option("-o,--output", "FILE", "output GGUF file")
-      .option("--seed", "N", "random seed", "0")
+      .option("-s,--seed", "N", "random seed", "0")
       .option("--vocab", "FILE.gguf", "copy the tokenizer of this GGUF (its token count is n_vocab)")
       .option("--name", "TEXT", "general.name (default: synthetic <preset>)")
       .option("--arch", "A", "llama, qwen2 (Q/K/V biases), qwen3 (q/k norms), gemma2, gemma3 or phi3 (fused QKV); the family's tensor set")
@@ -46,17 +48,17 @@ int run_synth(int argc, char** argv) {
       .option("--n-ctx", "N", "context length")
       .positional_count(0, 0);
   if (!args.parse(argc, argv)) return 0;
-  if (!args.has("--output")) throw error("synth: -o FILE.gguf is required");
+  if (!args.has("--output")) throw usage_error("-o FILE.gguf is required");
 
   SynthOptions options;
   std::string label = "custom";
   if (args.has("--preset")) {
     const SynthPreset* preset = find_synth_preset(args.get("--preset"));
-    if (!preset) throw error("synth: unknown --preset '", args.get("--preset"), "'; presets:", preset_list());
+    if (!preset) throw usage_error("unknown --preset '", args.get("--preset"), "'; presets:", preset_list());
     options.shape = preset->shape;
     label = preset->name;
   } else if (!args.has("--arch")) {
-    throw error("synth: give --preset NAME or --arch with --n-embd, --n-layer, --n-head, --n-ff, --n-vocab");
+    throw usage_error("give --preset NAME or --arch with --n-embd, --n-layer, --n-head, --n-ff and --n-vocab (or --vocab)");
   }
   SynthShape& s = options.shape;
   if (args.has("--arch")) {
@@ -78,7 +80,9 @@ int run_synth(int argc, char** argv) {
   s.n_head_kv = args.has("--n-head-kv") ? args.get_int("--n-head-kv")
                                           : (args.has("--preset") ? s.n_head_kv : s.n_head);
   if (args.has("--n-ff")) s.n_ff = args.get_int("--n-ff");
+  // --vocab sets n_vocab to its token count; an explicit --n-vocab must agree (synth_model).
   if (args.has("--n-vocab")) s.n_vocab = args.get_int("--n-vocab");
+  else if (args.has("--vocab")) s.n_vocab = vocab_token_count(args.get("--vocab"));
   if (args.has("--n-ctx")) s.n_ctx = args.get_int("--n-ctx");
   if (args.has("--head-dim")) s.head_dim = args.get_int("--head-dim");
   if (args.has("--sliding-window")) s.sliding_window = args.get_int("--sliding-window");
@@ -88,17 +92,20 @@ int run_synth(int argc, char** argv) {
   options.output = args.get("--output");
   options.name = args.has("--name") ? args.get("--name") : "synthetic " + label;
 
+  // Progress: redrawn in place every 5% on a terminal; a plain line every 25% in a log.
+  const bool terminal = console::is_terminal(stderr);
+  const int step = terminal ? 5 : 25;
   const auto start = std::chrono::steady_clock::now();
   int last_percent = -1;
   SynthReport report = synth_model(options, [&](uint64_t done, uint64_t total) {
     const int percent = static_cast<int>(100 * done / std::max<uint64_t>(total, 1));
-    if (percent / 5 != last_percent / 5) {
-      std::fprintf(stderr, "\rsynth: %3d%% of %.1f MiB", percent, total / 1048576.0);
-      last_percent = percent;
-    }
+    if (percent / step == last_percent / step) return;
+    std::fprintf(stderr, terminal ? "\rsynth: %3d%% of %.1f MiB" : "synth: %d%% of %.1f MiB\n",
+                 percent, total / 1048576.0);
+    last_percent = percent;
   });
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::fprintf(stderr, "\n");
+  if (terminal) std::fprintf(stderr, "\n");
 
   std::map<std::string, int> mix;
   for (const SynthTensor& t : report.tensors) ++mix[ggml_type_info(t.type)->name];

@@ -9,6 +9,7 @@
 
 #include "runtime/cli/args.h"
 #include "runtime/cli/commands.h"
+#include "runtime/cli/shared_options.h"
 #include "ops/error.h"
 #include "runtime/core/output_file.h"
 #include "runtime/gguf/gguf_file.h"
@@ -17,20 +18,22 @@
 namespace gguflow::cli {
 
 int run_tensor(int argc, char** argv) {
-  Args args("tensor MODEL.gguf NAME [--rows A:B] [--out FILE.f32 | --print]",
+  Args args("tensor (MODEL.gguf | -m MODEL.gguf) NAME [--rows A:B] [-o FILE.f32 | --print]",
             "Decodes one tensor (or rows A..B-1 of it) to f32 through the reference "
             "dequantizers. Without --out or --print, prints its shape, type and statistics.");
   args.positional("MODEL.gguf", "model file")
       .positional("NAME", "tensor name, e.g. blk.0.attn_q.weight")
-      .positional_count(2, 2)
+      .positional_count(1, 2)
       .option("--rows", "A:B", "row range (rows are ne1*ne2*ne3 rows of ne0 values)")
-      .option("--out", "FILE.f32", "write raw little-endian f32 [rows][ne0]")
+      .option("-o,--output,--out", "FILE.f32", "write raw little-endian f32 [rows][ne0]")
       .flag("--print", "print the values, one row per line");
+  model_alias_option(args);
   if (!args.parse(argc, argv)) return 0;
-  if (args.has("--out") && args.has("--print")) throw error("tensor: give --out or --print, not both");
+  if (args.has("--out") && args.has("--print")) throw usage_error("give --out or --print, not both");
 
-  auto file = GgufFile::open(args.positionals()[0]);
-  const GgufTensorInfo& t = file->tensor(args.positionals()[1]);
+  std::vector<std::string> rest;
+  auto file = GgufFile::open(model_argument(args, 1, &rest));
+  const GgufTensorInfo& t = file->tensor(rest[0]);
   const int64_t n_rows = static_cast<int64_t>(t.n_rows());
   RowRange range{0, n_rows};
   if (args.has("--rows")) range = parse_row_range(args.get("--rows"), n_rows);

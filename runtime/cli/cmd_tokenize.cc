@@ -10,6 +10,9 @@
 
 #include "runtime/cli/args.h"
 #include "runtime/cli/commands.h"
+#include "runtime/core/console.h"
+#include "runtime/core/input_file.h"
+#include "runtime/core/json_writer.h"
 #include "ops/error.h"
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/tokenizer/tokenizer.h"
@@ -61,23 +64,49 @@ std::string printable(const std::string& piece) {
 }  // namespace
 
 int run_tokenize(int argc, char** argv) {
-  Args args("tokenize --model MODEL.gguf TEXT [options]",
-            "Tokenize TEXT with the model's own tokenizer. Prints one token per line: its id "
-            "and its piece in quotes (escaped), or with --ids-only the ids on one line.");
-  args.option("-m,--model", "MODEL.gguf", "the model (or tokenizer-only GGUF) to use")
-      .flag("--ids-only", "print only the ids, separated by spaces, on one line")
+  Args args("tokenize -m MODEL.gguf (TEXT | -p TEXT | -f FILE | -) [options]",
+            "Tokenize a text with the model's own tokenizer. Prints one token per line: its id "
+            "and its piece in quotes (escaped), or with --ids-only the ids on one line, or with "
+            "--json one JSON document. Text from a file or stdin loses one trailing line break, "
+            "as in 'gguflow run'.");
+  args.option("-m,--model", "MODEL.gguf", "the model (or tokenizer-only GGUF) to use").env("GGUFLOW_MODEL")
+      .option("-p,--prompt", "TEXT", "the text to tokenize (instead of the TEXT argument)")
+      .option("-f,--file", "FILE", "read the text from a file")
+      .flag("--stdin", "read the text from stdin (as does the argument '-')")
+      .flag("--ids-only,--ids", "print only the ids, separated by spaces, on one line")
+      .flag("--json", "print {\"ids\": [...], \"pieces\": [...]} as one JSON document")
       .flag("--no-bos", "do not add BOS/EOS even if the model asks for them")
       .flag("--parse-special", "turn special-token text such as <|im_start|> into that token")
-      .positional("TEXT", "the text to tokenize (valid UTF-8)")
-      .positional_count(1, 1);
+      .positional("TEXT", "the text to tokenize (valid UTF-8); '-' reads stdin")
+      .positional_count(0, 1);
   if (!args.parse(argc, argv)) return 0;
-  if (!args.has("--model")) throw error("gguflow tokenize: --model: expected a GGUF file, found none");
+  if (!args.has("--model")) throw usage_error("-m/--model: expected a GGUF file, found none");
+  const bool from_stdin = args.has("--stdin") || (!args.positionals().empty() && args.positionals()[0] == "-");
+  const int sources = (args.positionals().empty() || args.positionals()[0] == "-" ? 0 : 1) +
+                      args.has("--prompt") + args.has("--file") + from_stdin;
+  if (sources != 1)
+    throw usage_error("expected the text once: as TEXT, -p TEXT, -f FILE or - (stdin); found ",
+                      sources, " sources");
+  std::string text;
+  if (from_stdin) text = read_stream(stdin);
+  else if (args.has("--file")) text = read_input_file(args.get("--file"), "text file");
+  else text = args.has("--prompt") ? args.get("--prompt") : args.positionals()[0];
+  if (from_stdin || args.has("--file")) text = std::string(console::without_final_newline(text));
 
   const auto file = GgufFile::open(args.get("--model"));
   const Tokenizer tokenizer = Tokenizer::from_gguf(*file);
-  const auto ids = tokenizer.encode(args.positionals()[0],
-                                    {.add_special = !args.has("--no-bos"),
-                                     .parse_special = args.has("--parse-special")});
+  const auto ids = tokenizer.encode(text, {.add_special = !args.has("--no-bos"),
+                                           .parse_special = args.has("--parse-special")});
+  if (args.has("--json")) {
+    JsonWriter json(0);
+    json.begin_object().key("ids").begin_array();
+    for (TokenId id : ids) json.value(static_cast<int64_t>(id));
+    json.end_array().key("pieces").begin_array();
+    for (TokenId id : ids) json.value(tokenizer.piece(id, /*render_special=*/true));
+    json.end_array().end_object();
+    std::printf("%s\n", json.str().c_str());
+    return 0;
+  }
   std::string out;
   if (args.has("--ids-only")) {
     for (size_t i = 0; i < ids.size(); ++i) {

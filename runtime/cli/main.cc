@@ -1,20 +1,51 @@
-// `gguflow <command> [options]`: dispatches to a subcommand and turns bad-input errors into
-// one line on stderr and a non-zero exit status.
+// `gguflow <command> [options]`: dispatches to a subcommand and turns errors into one line on
+// stderr and the exit status docs/CLI.md promises: 0 ok, 1 bad input or runtime error, 2 a
+// usage error (unknown command or option, malformed or conflicting option values).
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <string>
+#include <string_view>
 
-#include "runtime/cli/commands.h"
+#include "gguflow_version.h"
 #include "ops/error.h"
+#include "runtime/core/console.h"
+#include "runtime/cli/args.h"
+#include "runtime/cli/commands.h"
+#include "runtime/plugins/kernel_plugins.h"
 
 namespace {
 
 void print_usage(FILE* out) {
   std::fprintf(out,
-               "usage: gguflow <command> [options]\n\n"
+               "usage: gguflow <command> [options]\n"
+               "       gguflow --version\n\n"
                "Runs GGUF language models on CPUs as dataflow graphs.\n\ncommands:\n");
   for (const auto& c : gguflow::cli::commands()) std::fprintf(out, "  %-12s %s\n", c.name, c.summary);
   std::fprintf(out, "\nRun 'gguflow <command> --help' for a command's options.\n");
+}
+
+// Version, commit and the kernel plugins this executable finds (what a bug report needs).
+int print_version() {
+  std::printf("gguflow %s (commit %s)\n", GGUFLOW_VERSION, GGUFLOW_GIT_COMMIT);
+  try {
+    for (const auto& p : gguflow::plugins::scan_plugins())
+      std::printf("plugin %-8s %-8s %s%s%s\n", p.name.c_str(),
+                  p.target.empty() ? "?" : p.target.c_str(), p.path.c_str(),
+                  p.usable ? "" : "  (unusable: ", p.usable ? "" : (p.reason + ")").c_str());
+  } catch (const gguflow::Error& e) {
+    std::printf("plugins: none usable: %s\n", e.what());
+  }
+  return 0;
+}
+
+// Library errors may start with the command's own name ("bench: -r ..."); the prefix printed
+// here already says it.
+std::string_view without_command_prefix(std::string_view message, std::string_view command) {
+  if (message.size() > command.size() + 2 && message.substr(0, command.size()) == command &&
+      message.substr(command.size(), 2) == ": ")
+    message.remove_prefix(command.size() + 2);
+  return message;
 }
 
 }  // namespace
@@ -24,21 +55,34 @@ int main(int argc, char** argv) {
     print_usage(stderr);
     return 2;
   }
-  if (!std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
+  const std::string_view first = argv[1];
+  if (first == "--help" || first == "-h" || first == "help") {
     print_usage(stdout);
     return 0;
   }
+  if (first == "--version") return print_version();
   for (const auto& c : gguflow::cli::commands()) {
-    if (std::strcmp(argv[1], c.name) != 0) continue;
+    if (first != c.name) continue;
+    // Whatever was printed to stdout goes first; the error starts on a fresh line.
+    const auto report = [&](const char* kind, const char* what) {
+      gguflow::console::start_stderr_line();
+      std::fprintf(stderr, "gguflow %s: %s: %.*s\n", c.name, kind,
+                   static_cast<int>(without_command_prefix(what, c.name).size()),
+                   without_command_prefix(what, c.name).data());
+    };
     try {
       return c.run(argc - 2, argv + 2);
+    } catch (const gguflow::cli::UsageError& e) {
+      report("error", e.what());
+      return 2;
     } catch (const gguflow::Error& e) {
-      std::fflush(stdout);
-      std::fprintf(stderr, "gguflow %s: error: %s\n", c.name, e.what());
+      report("error", e.what());
+      return 1;
+    } catch (const std::bad_alloc&) {
+      report("error", "out of memory (a limit in docs/RELIABILITY.md may help)");
       return 1;
     } catch (const std::exception& e) {
-      std::fflush(stdout);
-      std::fprintf(stderr, "gguflow %s: unexpected error: %s\n", c.name, e.what());
+      report("unexpected error", e.what());
       return 1;
     }
   }

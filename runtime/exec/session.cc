@@ -1,5 +1,7 @@
 #include "runtime/exec/session.h"
 
+#include <oneapi/tbb/global_control.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -29,7 +31,11 @@ Session::Session(std::shared_ptr<const graph::Graph> graph, const GguflowKernels
                  SessionOptions options)
     : graph_(std::move(graph)), kernels_(kernels), packed_(kernels, options.pack_weights) {
   if (options.n_threads < 0) throw error("--threads must be positive, found ", options.n_threads);
-  n_threads_ = options.n_threads > 0 ? options.n_threads : tbb::info::default_concurrency();
+  // More threads than oneTBB allows the process would only print oneTBB's own warning and be
+  // ignored: the arena gets at most that many (the CLI says so, runtime/cli/shared_options.cc).
+  const int most = static_cast<int>(
+      tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
+  n_threads_ = options.n_threads > 0 ? std::min(options.n_threads, most) : tbb::info::default_concurrency();
   arena_.initialize(n_threads_);
   find_inputs_and_output();
   size_context(options);

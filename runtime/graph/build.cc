@@ -391,6 +391,17 @@ Graph build_graph(const GraphSpec& spec, std::shared_ptr<const GgufFile> model_f
   g.inputs.clear();
   for (int t : input_tensors) g.inputs.push_back(tensor_map[static_cast<size_t>(t)]);
   for (int& t : g.outputs) t = tensor_map[static_cast<size_t>(t)];
+  // A side file (--kv-proj) that no node reads would be ignored silently: the user asked for
+  // something the graph does not do.
+  for (const auto& file : g.weight_files) {
+    bool read = false;
+    for (const Node& n : g.nodes)
+      for (const auto& w : n.weights) read = read || (w && w->file == file.get());
+    if (!read)
+      throw error(file->path(), ": graph '", g.name,
+                  "' reads none of this file's tensors (it has no node that uses them, such as "
+                  "kv_project in graphs/decode-lowrank-kv.yaml)");
+  }
   return g;
 }
 

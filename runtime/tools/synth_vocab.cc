@@ -18,15 +18,29 @@ constexpr int64_t kSpecialAndByteTokens = 3 + 256;
 
 }  // namespace
 
-int64_t copy_tokenizer_metadata(const std::string& vocab_path, GgufWriter& writer) {
-  auto vocab = GgufFile::open(vocab_path);
-  const GgufValue* tokens = vocab->find(names::kTokenizerTokens);
+namespace {
+
+const GgufValue& tokens_of(const GgufFile& vocab, const std::string& vocab_path) {
+  const GgufValue* tokens = vocab.find(names::kTokenizerTokens);
   if (!tokens)
     throw error(vocab_path, ": no '", names::kTokenizerTokens, "'; expected a tokenizer GGUF");
+  return *tokens;
+}
+
+}  // namespace
+
+int64_t copy_tokenizer_metadata(const std::string& vocab_path, GgufWriter& writer) {
+  auto vocab = GgufFile::open(vocab_path);
+  const GgufValue& tokens = tokens_of(*vocab, vocab_path);
   for (const GgufKeyValue& kv : vocab->metadata()) {
     if (kv.key.rfind("tokenizer.", 0) == 0) writer.set(kv.key, kv.value);
   }
-  return static_cast<int64_t>(tokens->array_size(names::kTokenizerTokens));
+  return static_cast<int64_t>(tokens.array_size(names::kTokenizerTokens));
+}
+
+int64_t vocab_token_count(const std::string& vocab_path) {
+  auto vocab = GgufFile::open(vocab_path);
+  return static_cast<int64_t>(tokens_of(*vocab, vocab_path).array_size(names::kTokenizerTokens));
 }
 
 void write_placeholder_tokenizer(int64_t n_vocab, GgufWriter& writer) {

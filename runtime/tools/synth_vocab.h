@@ -12,6 +12,9 @@ class GgufWriter;
 // Writes every `tokenizer.*` key of `vocab_path` in file order. Returns its token count.
 int64_t copy_tokenizer_metadata(const std::string& vocab_path, GgufWriter& writer);
 
+// The token count of the tokenizer in `vocab_path` (what --vocab makes n_vocab).
+int64_t vocab_token_count(const std::string& vocab_path);
+
 // Writes a placeholder SPM vocabulary of exactly `n_vocab` tokens: <unk>, <s>, </s>, the 256
 // byte tokens <0x00>..<0xFF>, then "▁"-prefixed pieces; scores -index; bos 1, eos 2, unk 0,
 // add_bos true. Throws gguflow::Error when n_vocab < 259.

@@ -61,7 +61,7 @@ TEST(SynthCli, ExplicitShapeFlags) {
   EXPECT_STREQ(f->tensor("output.weight").type_name(), "Q6_K");
   EXPECT_STREQ(f->tensor("blk.1.attn_v.weight").type_name(), "Q6_K");
   EXPECT_STREQ(f->tensor("blk.0.attn_v.weight").type_name(), "Q4_K");
-  EXPECT_EQ(test::run_command(gguflow_cmd("synth --preset nope -o " + out), nullptr, &err), 1);
+  EXPECT_EQ(test::run_command(gguflow_cmd("synth --preset nope -o " + out), nullptr, &err), 2);  // usage
   EXPECT_NE(err.find("unknown --preset 'nope'"), std::string::npos) << err;
 }
 

@@ -1,0 +1,68 @@
+#include "runtime/cli/shared_options.h"
+
+#include <oneapi/tbb/global_control.h>
+
+#include <cstdio>
+
+#include "runtime/core/console.h"
+
+namespace gguflow::cli {
+
+Args& model_option(Args& args, const std::string& help) {
+  return args.option("-m,--model", "FILE", help).env("GGUFLOW_MODEL");
+}
+
+std::string model_argument(const Args& args, size_t n_rest, std::vector<std::string>* rest) {
+  std::vector<std::string> words = args.positionals();
+  std::string model;
+  if (args.has("--model")) {
+    model = args.get("--model");
+  } else if (!words.empty()) {
+    model = words.front();
+    words.erase(words.begin());
+  } else {
+    throw usage_error("expected the model file: MODEL.gguf or -m MODEL.gguf");
+  }
+  if (words.size() != n_rest)
+    throw usage_error("expected ", n_rest, " argument(s) after the model, found ", words.size());
+  if (rest) *rest = std::move(words);
+  return model;
+}
+
+Args& model_alias_option(Args& args) {
+  return args.option("-m,--model", "FILE", "the model file (instead of the MODEL.gguf argument)");
+}
+
+Args& threads_option(Args& args, const std::string& metavar) {
+  return args.option("-t,--threads", metavar, "worker threads (default: every core)")
+      .env("GGUFLOW_THREADS");
+}
+
+int threads_value(const Args& args) {
+  if (!args.has("--threads")) return 0;
+  const int requested = static_cast<int>(args.get_int_in("--threads", 0, kMaxThreads));
+  const int most = static_cast<int>(
+      tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
+  if (requested > most) {
+    console::start_stderr_line();
+    std::fprintf(stderr, "gguflow: warning: --threads %d: this machine runs at most %d threads at once; using %d\n",
+                 requested, most, most);
+    return most;
+  }
+  return requested;
+}
+
+Args& ctx_option(Args& args, const std::string& help, const std::string& default_value) {
+  return args.option("-c,--ctx-size,--ctx", "N", help, default_value);
+}
+
+Args& kernels_option(Args& args) {
+  return args.option("--kernels", "NAME",
+                     "force a kernel plugin (default: $GGUFLOW_KERNELS, else the best)");
+}
+
+Args& set_option(Args& args) {
+  return args.option("--set", "NAME=VALUE", "override a graph parameter (repeatable)");
+}
+
+}  // namespace gguflow::cli

@@ -1,0 +1,33 @@
+// Options that several commands share, declared once so that their names (llama.cpp's short
+// forms as aliases), environment defaults and help read the same everywhere (docs/CLI.md).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "runtime/cli/args.h"
+
+namespace gguflow::cli {
+
+// -m, --model FILE; $GGUFLOW_MODEL when not given.
+Args& model_option(Args& args, const std::string& help);
+// For commands whose first argument is the model file (inspect, lower, tensor): -m FILE says
+// it too, as llama.cpp's tools do. Returns the model path; `rest` receives the remaining
+// positional arguments, which must number `n_rest` (a UsageError otherwise).
+std::string model_argument(const Args& args, size_t n_rest, std::vector<std::string>* rest);
+// Declares -m, --model for model_argument.
+Args& model_alias_option(Args& args);
+
+// -t, --threads N; $GGUFLOW_THREADS when not given; 0 = every core. `metavar` "N,..." for
+// bench's list of counts.
+Args& threads_option(Args& args, const std::string& metavar = "N");
+// The --threads value checked against [0, kMaxThreads].
+int threads_value(const Args& args);
+// -c, --ctx-size (alias --ctx) N.
+Args& ctx_option(Args& args, const std::string& help, const std::string& default_value = "0");
+// --kernels NAME (default: $GGUFLOW_KERNELS, else the best plugin).
+Args& kernels_option(Args& args);
+// --set NAME=VALUE, repeatable.
+Args& set_option(Args& args);
+
+}  // namespace gguflow::cli
