@@ -30,4 +30,12 @@ std::string read_input_file(const std::string& path, const char* what) {
   return bytes;
 }
 
+std::string read_stream(FILE* in) {
+  std::string text;
+  char buffer[65536];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof buffer, in)) > 0) text.append(buffer, n);
+  return text;
+}
+
 }  // namespace gguflow

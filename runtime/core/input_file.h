@@ -4,6 +4,7 @@
 // gguflow::Error naming the file and `what` it is.
 #pragma once
 
+#include <cstdio>
 #include <string>
 
 namespace gguflow {
@@ -11,5 +12,8 @@ namespace gguflow {
 // The bytes of `path`. Throws gguflow::Error "PATH: cannot read the WHAT: REASON" when it does
 // not exist, is not a regular file, or cannot be read.
 std::string read_input_file(const std::string& path, const char* what);
+
+// Everything left on `in` (stdin for a '-' argument), as bytes.
+std::string read_stream(FILE* in);
 
 }  // namespace gguflow

@@ -4,12 +4,30 @@
 #include <cstdio>
 
 #include "ops/error.h"
+#include "runtime/core/utf8.h"
 
 namespace gguflow {
 
+// Bytes that are not UTF-8 (a byte-level token cut in the middle of a character, a model's raw
+// byte tokens) become U+FFFD, so every document is valid UTF-8 and parses everywhere.
 std::string JsonWriter::escape(std::string_view s) {
   std::string out = "\"";
-  for (unsigned char c : s) {
+  for (size_t i = 0; i < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x80) {
+      uint32_t cpt;
+      bool truncated;
+      const size_t n = utf8::decode_one(s, i, &cpt, &truncated);
+      if (n == 0) {
+        out += "\xEF\xBF\xBD";  // U+FFFD
+        ++i;
+      } else {
+        out.append(s.substr(i, n));
+        i += n;
+      }
+      continue;
+    }
+    ++i;
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
@@ -17,7 +35,7 @@ std::string JsonWriter::escape(std::string_view s) {
       case '\r': out += "\\r"; break;
       case '\t': out += "\\t"; break;
       default:
-        if (c < 0x20) {
+        if (c < 0x20 || c == 0x7F) {
           char buf[8];
           std::snprintf(buf, sizeof buf, "\\u%04x", c);
           out += buf;

@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "runtime/core/json_writer.h"
 #include "runtime/exec/greedy.h"
 #include "runtime/exec/token_io.h"
 #include "runtime/gguf/gguf_file.h"
@@ -45,21 +46,40 @@ void run_tokens(const RunTokensRequest& request, const GguflowKernels& kernels, 
                  seconds_since(start));
   if (dump) write_f32_file(request.dump_logits, all);
 
-  if (request.greedy_steps > 0) {
-    const auto decode_start = std::chrono::steady_clock::now();
-    std::vector<int32_t> ids;
-    for (int64_t i = 0; i < request.greedy_steps; ++i) {
-      const int32_t next = argmax(last);
-      ids.push_back(next);
-      if (i + 1 == request.greedy_steps || session.n_past() >= session.n_ctx()) break;
-      last = session.decode(next);
-    }
+  const double prefill_seconds = seconds_since(start);
+
+  const auto decode_start = std::chrono::steady_clock::now();
+  std::vector<int32_t> ids;
+  for (int64_t i = 0; i < request.greedy_steps; ++i) {
+    const int32_t next = argmax(last);
+    ids.push_back(next);
+    if (i + 1 == request.greedy_steps || session.n_past() >= session.n_ctx()) break;
+    last = session.decode(next);
+  }
+  const double decode_seconds = seconds_since(decode_start);
+  if (request.verbose && !ids.empty())
+    std::fprintf(log, "decode: %zu tokens in %.3f s (%.1f tokens/s; packed %.1f MiB of weights at the first step)\n",
+                 ids.size(), decode_seconds, ids.size() / decode_seconds,
+                 session.packed_weight_bytes() / 1048576.0);
+
+  if (request.json) {
+    JsonWriter json;
+    json.begin_object().key("tokens").begin_array();
+    for (int32_t id : request.tokens) json.value(static_cast<int64_t>(id));
+    json.end_array().key("greedy").begin_array();
+    for (int32_t id : ids) json.value(static_cast<int64_t>(id));
+    json.end_array().key("dump_logits");
+    if (dump) json.value(request.dump_logits);
+    else json.null();
+    json.key("n_vocab").value(session.output_width());
+    json.key("prefill_seconds").value(prefill_seconds);
+    json.key("decode_seconds").value(decode_seconds);
+    json.key("kernels").value(kernels.target_name);
+    json.end_object();
+    std::fprintf(out, "%s\n", json.str().c_str());
+  } else if (!ids.empty()) {
     for (size_t i = 0; i < ids.size(); ++i) std::fprintf(out, i ? " %d" : "%d", ids[i]);
     std::fprintf(out, "\n");
-    if (request.verbose)
-      std::fprintf(log, "decode: %zu tokens in %.3f s (%.1f tokens/s; packed %.1f MiB of weights at the first step)\n",
-                   ids.size(), seconds_since(decode_start), ids.size() / seconds_since(decode_start),
-                   session.packed_weight_bytes() / 1048576.0);
   }
 }
 

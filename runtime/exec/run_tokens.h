@@ -24,10 +24,13 @@ struct RunTokensRequest {
   int64_t greedy_steps = 0;                                // --greedy N
   SessionOptions session;                                  // --threads, --ctx
   bool verbose = false;                                    // --verbose: sizes and timings
+  bool json = false;                                       // --json: one JSON document on `out`
 };
 
 // Writes the logits of every prompt position as f32 little-endian [n_tokens][n_vocab] to
-// `dump_logits`, then prints the greedy ids (space-separated, one line) to `out`.
+// `dump_logits`, then prints the greedy ids (space-separated, one line; the first is the most
+// likely token after the prompt) to `out`. With `json`, prints instead one JSON document:
+// {"tokens", "greedy", "dump_logits", "n_vocab", "prefill_seconds", "decode_seconds", "kernels"}.
 // Throws gguflow::Error for bad input (graph, model, token ids, context).
 void run_tokens(const RunTokensRequest& request, const GguflowKernels& kernels, FILE* out,
                 FILE* log);

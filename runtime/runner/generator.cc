@@ -59,6 +59,7 @@ GenerationResult Generator::generate(std::span<const TokenId> prompt,
 
   const auto prompt_start = Clock::now();
   std::span<const float> logits = session_.prefill(evaluated);
+  history_.insert(history_.end(), evaluated.begin(), evaluated.end());
   pending_ = kNoToken;
   result.prompt_seconds = seconds_since(prompt_start);
   for (TokenId id : prompt) sampler_.accept(id);
@@ -84,17 +85,36 @@ GenerationResult Generator::generate(std::span<const TokenId> prompt,
       break;
     }
     if (session_.n_past() >= session_.n_ctx()) {
+      if (options.context_shift && session_.n_ctx() > 2) {
+        logits = shift_context(next, options);
+        continue;
+      }
       result.stop = StopReason::kContextFull;
       pending_ = next;  // never fits; a later prompt reports the full context
       break;
     }
     logits = session_.decode(next);
+    history_.push_back(next);
   }
   const std::string rest = detokenizer.finish();
   result.text += rest;
   emit(rest);
   result.generate_seconds = seconds_since(generate_start);
   return result;
+}
+
+std::span<const float> Generator::shift_context(TokenId next, const GenerateOptions& options) {
+  // As llama.cpp: BOS is kept on top of --keep, and half of what follows the kept prefix goes.
+  const int64_t n_past = static_cast<int64_t>(history_.size());
+  const bool starts_with_bos =
+      !history_.empty() && history_.front() == tokenizer_.vocab().bos();
+  const int64_t keep = std::clamp<int64_t>(options.keep + (starts_with_bos ? 1 : 0), 0, n_past - 2);
+  const int64_t discard = (n_past - keep) / 2;
+  history_.erase(history_.begin() + keep, history_.begin() + keep + discard);
+  history_.push_back(next);
+  session_.reset();
+  ++context_shifts_;
+  return session_.prefill(history_);
 }
 
 }  // namespace gguflow::runner

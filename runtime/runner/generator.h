@@ -42,6 +42,14 @@ struct GenerationResult {
 struct GenerateOptions {
   int64_t n_predict = -1;     // tokens to generate at most; < 0: until EOS or the context is full
   bool echo_prompt = false;   // also pass the prompt's text to on_text first
+  // --context-shift: when the context is full, keep the first `keep` tokens (and BOS before
+  // them), drop the oldest half of the rest and go on, as llama.cpp does. The kept tokens are
+  // evaluated again into a fresh cache rather than re-roped in place: a graph's caches hold
+  // whatever its ops wrote (rope with per-layer bases and scaling, low-rank projections,
+  // sliding-window rings), and re-evaluating is exact for every graph. Costs one prefill of
+  // about half the context per shift, i.e. per half a context of generated tokens.
+  bool context_shift = false;
+  int64_t keep = 0;
 };
 
 class Generator {
@@ -58,7 +66,12 @@ class Generator {
   GenerationResult generate(std::span<const TokenId> prompt, const GenerateOptions& options,
                             const std::function<void(std::string_view)>& on_text = {});
   // Call after Session::reset(): forgets the token generate() left unevaluated.
-  void reset() { pending_ = kNoToken; }
+  void reset() {
+    pending_ = kNoToken;
+    history_.clear();
+  }
+  // Context shifts done so far (GenerateOptions::context_shift).
+  int64_t context_shifts() const { return context_shifts_; }
 
  private:
   exec::Session& session_;
@@ -67,6 +80,14 @@ class Generator {
   // The last generated token when generation stopped at the token limit: chosen and printed
   // but not yet evaluated. The next generate() evaluates it before its prompt (chat turns).
   TokenId pending_ = kNoToken;
+  // Every token evaluated in the session since the last reset, in order: what a context shift
+  // evaluates again.
+  std::vector<TokenId> history_;
+  int64_t context_shifts_ = 0;
+
+  // Drops the oldest half of history_ after the kept prefix, re-evaluates what is left followed
+  // by `next`, and returns the logits after `next`.
+  std::span<const float> shift_context(TokenId next, const GenerateOptions& options);
 };
 
 }  // namespace gguflow::runner

@@ -57,7 +57,9 @@ std::string timings_line(const RunReport& report) {
                 per_second(t.generated_tokens, t.generate_seconds),
                 report.turns.empty() ? "-" : stop_reason_name(report.turns.back().stop),
                 report.kernels_name.c_str(), static_cast<unsigned long long>(report.sampler.seed));
-  return line;
+  std::string text = line;
+  if (report.context_shifts > 0) text += " | context shifts " + std::to_string(report.context_shifts);
+  return text;
 }
 
 std::string report_json(const RunReport& report) {
@@ -68,6 +70,7 @@ std::string report_json(const RunReport& report) {
   json.key("model_source").value(report.model_source);
   json.key("random_weights").value(report.random_weights);
   json.key("graph").value(report.graph_path);
+  json.key("context_shifts").value(report.context_shifts);
   json.key("kernels").begin_object();
   json.key("name").value(report.kernels_name);
   json.key("target").value(report.kernels_target);

@@ -24,6 +24,7 @@ struct RunReport {
   std::string prompt;  // the prompt text as given (chat: the rendered turn)
   double load_seconds = 0;  // model choice, GGUF open, graph load, tokenizer, kernels, session
   std::vector<GenerationResult> turns;  // one per generate() (chat: per turn)
+  int64_t context_shifts = 0;           // --context-shift: how often the context was halved
 };
 
 // "load 3.1 ms | prompt 13 tokens in 1.0 ms (13000.0 tok/s) | generated 64 tokens in 9.5 ms

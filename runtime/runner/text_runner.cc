@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "ops/error.h"
+#include "runtime/core/console.h"
 #include "runtime/core/input_file.h"
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/graph/graph_choice.h"
@@ -26,14 +27,6 @@ namespace gguflow::runner {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-std::string read_all(FILE* in) {
-  std::string text;
-  char buffer[65536];
-  size_t n;
-  while ((n = std::fread(buffer, 1, sizeof buffer, in)) > 0) text.append(buffer, n);
-  return text;
-}
 
 // One line from `in` without its line break; nullopt at end of input.
 std::optional<std::string> read_line(FILE* in) {
@@ -114,15 +107,17 @@ struct TextSink {
     if (!enabled || text.empty()) return;
     std::fwrite(text.data(), 1, text.size(), out);
     std::fflush(out);
+    if (out == stdout) console::wrote_to_stdout(text);
     wrote = true;
     ends_with_newline = text.back() == '\n';
   }
 };
 
 void context_notice(const GenerationResult& r, const exec::Session& session, FILE* log) {
-  if (r.stop == StopReason::kContextFull)
-    std::fprintf(log,
-                 "\ngguflow: context full (%lld of %lld tokens; --ctx sets the size): "
+  if (r.stop != StopReason::kContextFull) return;
+  console::start_stderr_line();
+  std::fprintf(log,
+                 "gguflow: context full (%lld of %lld tokens; --ctx sets the size, --context-shift goes on): "
                  "generation stopped\n",
                  static_cast<long long>(session.n_past()),
                  static_cast<long long>(session.n_ctx()));
@@ -134,10 +129,10 @@ std::optional<std::string> read_prompt(const std::optional<std::string>& prompt_
                                        const std::string& prompt_file, FILE* in) {
   if (prompt_option && !prompt_file.empty())
     throw error("run: expected one of --prompt and --prompt-file, found both");
-  if (!prompt_file.empty()) {
-    return read_input_file(prompt_file, "prompt file");
-  }
-  if (prompt_option && *prompt_option == "-") return read_all(in);
+  if (!prompt_file.empty())
+    return std::string(console::without_final_newline(read_input_file(prompt_file, "prompt file")));
+  if (prompt_option && *prompt_option == "-")
+    return std::string(console::without_final_newline(read_stream(in)));
   return prompt_option;
 }
 
@@ -173,6 +168,8 @@ int run_text(const TextRunRequest& request, FILE* in, FILE* out, FILE* log) {
   sink.enabled = !request.json;
   GenerateOptions options;
   options.n_predict = request.n_predict;
+  options.context_shift = request.context_shift;
+  options.keep = request.keep;
 
   std::optional<ChatTemplate> chat_template;
   if (request.chat)
@@ -240,6 +237,7 @@ int run_text(const TextRunRequest& request, FILE* in, FILE* out, FILE* log) {
     }
   }
 
+  report.context_shifts = generator.context_shifts();
   if (request.json) {
     const std::string document = report_json(report);
     std::fwrite(document.data(), 1, document.size(), out);
@@ -247,6 +245,7 @@ int run_text(const TextRunRequest& request, FILE* in, FILE* out, FILE* log) {
   } else if (sink.wrote && !sink.ends_with_newline && isatty(fileno(out))) {
     std::fputs("\n", out);  // a terminal gets its line ended; a pipe gets the exact text
   }
+  console::start_stderr_line();
   std::fprintf(log, "gguflow: %s\n", timings_line(report).c_str());
   return 0;
 }

@@ -25,6 +25,8 @@ struct TextRunRequest {
   SamplerOverrides sampling;                             // --temp, --top-k, ...
   std::optional<std::string> prompt;  // the prompt text; nullopt when none was given
   int64_t n_predict = -1;             // -n; < 0: until EOS or the context is full
+  bool context_shift = false;         // --context-shift (GenerateOptions::context_shift)
+  int64_t keep = 0;                   // --keep
   bool parse_special = false;         // --special: <|im_start|>-like text in the prompt is a token
   bool echo = true;                   // completion: print the prompt before the continuation
   bool json = false;                  // --json: one JSON document instead of streamed text
@@ -41,8 +43,9 @@ struct TextRunRequest {
 // UTF-8 or does not fit in the context, a model without a chat template for --chat.
 int run_text(const TextRunRequest& request, FILE* in, FILE* out, FILE* log);
 
-// The prompt from --prompt TEXT, --prompt - (all of `in`) or --prompt-file FILE (read as bytes,
-// nothing stripped). nullopt when neither is given. Throws when both are given or the file
+// The prompt from --prompt TEXT, --prompt - (all of `in`) or --prompt-file FILE (read as bytes;
+// from a file or stdin one trailing line break, "\n" or "\r\n", is dropped, as llama.cpp does:
+// editors end files with one). nullopt when neither is given. Throws when both are given or the file
 // cannot be read.
 std::optional<std::string> read_prompt(const std::optional<std::string>& prompt_option,
                                        const std::string& prompt_file, FILE* in);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "runtime/core/utf8.h"
 #include "runtime/tokenizer/unicode_tables.h"
 
 namespace gguflow::unicode {
@@ -43,47 +44,7 @@ size_t utf8_sequence_length(uint8_t lead) {
 
 namespace {
 
-// Decodes one well-formed sequence at `pos`; returns its length, or 0 when it is invalid.
-// `complete` is false when the text ends inside a sequence that is valid so far.
-size_t decode_one(std::string_view text, size_t pos, uint32_t* cpt, bool* truncated) {
-  const auto byte = [&](size_t i) { return static_cast<uint8_t>(text[i]); };
-  *truncated = false;
-  const uint8_t lead = byte(pos);
-  if (lead < 0x80) {
-    *cpt = lead;
-    return 1;
-  }
-  size_t length;
-  uint32_t value;
-  uint32_t min_value;
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    length = 2, value = lead & 0x1F, min_value = 0x80;
-  } else if ((lead & 0xF0) == 0xE0) {
-    length = 3, value = lead & 0x0F, min_value = 0x800;
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    length = 4, value = lead & 0x07, min_value = 0x10000;
-  } else {
-    return 0;  // continuation byte, overlong lead 0xC0/0xC1, or 0xF5..0xFF
-  }
-  for (size_t i = 1; i < length; ++i) {
-    if (pos + i >= text.size()) {
-      *truncated = true;
-      return 0;
-    }
-    if ((byte(pos + i) & 0xC0) != 0x80) return 0;
-    value = (value << 6) | (byte(pos + i) & 0x3F);
-    // Reject overlong forms, surrogates and > U+10FFFF as soon as the second byte shows them,
-    // so that a truncated prefix is only "incomplete" when some completion is valid.
-    if (i == 1) {
-      const uint32_t high = value << (6 * (length - 2));
-      const uint32_t max_low = (1u << (6 * (length - 2))) - 1;
-      if (high + max_low < min_value || (high >= 0xD800 && high <= 0xDFFF) || high > 0x10FFFF)
-        return 0;
-    }
-  }
-  *cpt = value;
-  return length;
-}
+using utf8::decode_one;
 
 }  // namespace
 

@@ -259,7 +259,7 @@ TEST(RunCli, ModelFromEnvironment) {
   ASSERT_EQ(r.status, 0) << r.err;
   const JsonValue doc = parse_json(r.out);
   EXPECT_EQ(doc["model"].string, stories());
-  EXPECT_EQ(doc["model_source"].string, "$GGUFLOW_MODEL");
+  EXPECT_EQ(doc["model_source"].string, "$GGUFLOW_MODEL");  // not "--model": the source is told
   EXPECT_FALSE(doc["random_weights"].boolean);
 }
 
@@ -351,8 +351,9 @@ TEST(RunCli, InteractiveChatTakesTurnsFromStdin) {
 
 // ---- hardening (issue 23): bounds on numeric options and the KV cache ------------------------
 
-void expect_one_line_error(const Result& r, const std::string& expected) {
-  EXPECT_EQ(r.status, 1) << r.err;
+// `status`: 1 for bad input, 2 for a usage error (docs/CLI.md).
+void expect_one_line_error(const Result& r, const std::string& expected, int status = 1) {
+  EXPECT_EQ(r.status, status) << r.err;
   EXPECT_NE(r.err.find(expected), std::string::npos) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
@@ -366,11 +367,11 @@ TEST(RunHardening, OutOfRangeNumbersAreRefusedNamingTheOption) {
   expect_one_line_error(run({"--model", stories(), "--prompt", "x", "-n", "1", "--ctx", "1099511627776"}),
                         "--ctx: expected at most 16777216 tokens");
   expect_one_line_error(run({"--model", stories(), "--prompt", "x", "-n", "-2"}),
-                        "option '--n-predict': expected an integer from -1 to");
+                        "option '--n-predict': expected an integer from -1 to", 2);
   expect_one_line_error(run({"--model", stories(), "--prompt", "x", "-n", "1", "--threads", "4294967297"}),
-                        "option '--threads': expected an integer from 0 to 4096, found 4294967297");
+                        "option '--threads': expected an integer from 0 to 4096, found 4294967297", 2);
   expect_one_line_error(run({"--model", stories(), "--tokens", "1,2", "--greedy", "-1"}),
-                        "option '--greedy': expected an integer from 0 to");
+                        "option '--greedy': expected an integer from 0 to", 2);
 }
 
 TEST(RunHardening, KvCacheTooLargeForMemoryIsAClearError) {

@@ -1,0 +1,17 @@
+// Decoding one UTF-8 sequence, strictly (RFC 3629): shared by the tokenizers, which validate
+// and cut text into characters, and the JSON writer, which must emit valid UTF-8 whatever
+// bytes a model produced.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace gguflow::utf8 {
+
+// Decodes the well-formed sequence at text[pos] into *cpt; returns its length in bytes, or 0
+// when the bytes there are not one (overlong, surrogate, above U+10FFFF, stray continuation).
+// *truncated is true when the text ends inside a sequence that is valid so far.
+size_t decode_one(std::string_view text, size_t pos, uint32_t* cpt, bool* truncated);
+
+}  // namespace gguflow::utf8

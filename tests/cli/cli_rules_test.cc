@@ -1,0 +1,349 @@
+// The command line as docs/CLI.md promises it, through the built binary: every command driven
+// with llama.cpp-style flags, and one test per output rule (stdout/stderr split, fresh lines
+// under `2>&1 | cat`, --json as one valid-UTF-8 document, progress off a terminal, exit codes),
+// plus the findings of issue 21 (prompt files' final newline, `tokenize -`, --seed -1,
+// synth --vocab, --kv-proj on a graph without kv_project, --threads 1000, context shift).
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "tests/support/json_value.h"
+#include "tests/support/test_data.h"
+
+namespace gguflow::test {
+namespace {
+
+constexpr const char* kStories = "models/stories260K.gguf";
+constexpr const char* kQwen = "models/synth-qwen2-tiny-Q8_0.gguf";
+
+struct Result {
+  int status = -1;
+  std::string out, err;
+};
+
+std::string quote(const std::string& word) {
+  std::string q = "'";
+  for (char c : word) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string gguflow() { return quote((binary_dir() / "gguflow").string()); }
+
+// Runs `gguflow ARGS` through the shell (ARGS as written, so tests can use pipes and
+// redirections), without $GGUFLOW_MODEL/$GGUFLOW_THREADS from the caller's environment.
+Result sh(const std::string& args, const std::string& env = "") {
+  Result r;
+  r.status = run_command("env -u GGUFLOW_MODEL -u GGUFLOW_THREADS " + env + " " + gguflow() + " " + args,
+                         &r.out, &r.err);
+  return r;
+}
+
+std::string stories() { return quote(data_path(kStories).string()); }
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// An independent UTF-8 check (RFC 3629 table 3-7), not the runtime's own decoder.
+bool valid_utf8(const std::string& text) {
+  for (size_t i = 0; i < text.size();) {
+    const auto b = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
+    const unsigned char c = b(i);
+    size_t n = 0;
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (c <= 0x7F) n = 1;
+    else if (c >= 0xC2 && c <= 0xDF) n = 2;
+    else if (c == 0xE0) n = 3, lo = 0xA0;
+    else if (c >= 0xE1 && c <= 0xEC) n = 3;
+    else if (c == 0xED) n = 3, hi = 0x9F;
+    else if (c >= 0xEE && c <= 0xEF) n = 3;
+    else if (c == 0xF0) n = 4, lo = 0x90;
+    else if (c >= 0xF1 && c <= 0xF3) n = 4;
+    else if (c == 0xF4) n = 4, hi = 0x8F;
+    else return false;
+    if (i + n > text.size()) return false;
+    if (n > 1 && (b(i + 1) < lo || b(i + 1) > hi)) return false;
+    for (size_t k = 2; k < n; ++k)
+      if (b(i + k) < 0x80 || b(i + k) > 0xBF) return false;
+    i += n;
+  }
+  return true;
+}
+
+// ---- every command with llama.cpp-style flags ---------------------------------------------
+
+TEST(CliFlags, RunTakesLlamaCppNames) {
+  GGUFLOW_REQUIRE_DATA(kStories);
+  const Result longhand = sh("run --model " + stories() +
+                             " --prompt 'Once upon a time' --n-predict 16 --ctx-size 128 --threads 1 --seed 7 --temp 0");
+  const Result shorthand = sh("run -m " + stories() + " -p 'Once upon a time' -n 16 -c 128 -t 1 -s 7 --temp 0");
+  ASSERT_EQ(longhand.status, 0) << longhand.err;
+  ASSERT_EQ(shorthand.status, 0) << shorthand.err;
+  EXPECT_EQ(shorthand.out, longhand.out);
+  EXPECT_EQ(shorthand.out.rfind("Once upon a time", 0), 0u) << shorthand.out;
+  EXPECT_NE(shorthand.err.find("seed 7"), std::string::npos) << shorthand.err;
+}
+
+TEST(CliFlags, EnvironmentDefaultsForModelAndThreads) {
+  GGUFLOW_REQUIRE_DATA(kStories);
+  const Result r = sh("tokenize -p 'Once' --ids", "GGUFLOW_MODEL=" + stories());
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "1 403\n");
+  const Result bad_threads = sh("run -m " + stories() + " -p x -n 1", "GGUFLOW_THREADS=abc");
+  EXPECT_EQ(bad_threads.status, 2) << bad_threads.err;
+  EXPECT_NE(bad_threads.err.find("--threads"), std::string::npos) << bad_threads.err;
+}
+
+TEST(CliFlags, SeedMinusOneDrawsAndPrintsOne) {
+  GGUFLOW_REQUIRE_DATA(kStories);
+  const Result r = sh("run -m " + stories() + " -p Once -n 4 -t 1 -s -1");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const size_t at = r.err.find("| seed ");
+  ASSERT_NE(at, std::string::npos) << r.err;
+  EXPECT_NE(r.err.substr(at + 7, 2), "-1") << r.err;
+}
+
+TEST(CliFlags, PromptFileAndStdinLoseOneTrailingNewline) {
+  GGUFLOW_REQUIRE_DATA(kStories);
+  const std::filesystem::path file = temp_dir() / "prompt.txt";
+  std::ofstream(file, std::ios::binary) << "Once upon a time\n";
+  const std::string run = "run -m " + stories() + " -n 12 -t 1 --temp 0 ";
+  const Result plain = sh(run + "-p 'Once upon a time'");
+  const Result from_file = sh(run + "-f " + quote(file.string()));
+  const Result from_stdin = sh(run + "-p - < " + quote(file.string()));
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  EXPECT_EQ(from_file.out, plain.out) << from_file.err;
+  EXPECT_EQ(from_stdin.out, plain.out) << from_stdin.err;
+}
+
+TEST(CliFlags, TokenizeReadsStdinForDash) {
+  GGUFLOW_REQUIRE_DATA(kStories);
+  const std::filesystem::path file = temp_dir() / "text.txt";
+  std::ofstream(file, std::ios::binary) << "Once upon\n";
+  const Result dash = sh("tokenize -m " + stories() + " --ids - < " + quote(file.string()));
+  const Result text = sh("tokenize -m " + stories() + " --ids 'Once upon'");
+  ASSERT_EQ(dash.status, 0) << dash.err;
+  EXPECT_EQ(dash.out, text.out);
+  const Result literal = sh("tokenize -m " + stories() + " --ids -p -");  // -p takes text as is
+  ASSERT_EQ(literal.status, 0) << literal.err;
+  EXPECT_NE(dash.out, literal.out);  // not the literal "-"
+  const Result both = sh("tokenize -m " + stories() + " -p a b");
+  EXPECT_EQ(both.status, 2) << both.err;
+}
+
+TEST(CliFlags, EveryOtherCommandTakesShortNames) {
+  GGUFLOW_REQUIRE_DATA(kStories);
+  const std::filesystem::path dir = temp_dir();
+  const std::string m = " -m " + stories();
+  const std::string texts = quote((dir / "texts.txt").string());
+  std::ofstream(dir / "texts.txt") << "a cat\na dog\n";
+
+  const Result inspect = sh("inspect" + m);
+  EXPECT_EQ(inspect.status, 0) << inspect.err;
+  EXPECT_NE(inspect.out.find("architecture:  llama"), std::string::npos) << inspect.out;
+
+  const Result tensor = sh("tensor" + m + " token_embd.weight --rows 0:2 -o " + quote((dir / "t.f32").string()));
+  EXPECT_EQ(tensor.status, 0) << tensor.err;
+  EXPECT_EQ(std::filesystem::file_size(dir / "t.f32"), 2u * 64u * sizeof(float));
+
+  const Result lower = sh("lower" + m + " -o " + quote((dir / "lowered.yaml").string()));
+  EXPECT_EQ(lower.status, 0) << lower.err;
+  EXPECT_TRUE(std::filesystem::exists(dir / "lowered.yaml"));
+
+  const Result graph = sh("graph " + quote((source_dir() / "graphs/decode.yaml").string()) + m);
+  EXPECT_EQ(graph.status, 0) << graph.err;
+
+  const Result detok = sh("detokenize" + m + " 1 403");
+  EXPECT_EQ(detok.status, 0) << detok.err;
+  EXPECT_EQ(detok.out.rfind("Once", 0), 0u) << detok.out;
+
+  const Result embed = sh("embed" + m + " -f " + texts + " -t 1 -c 64 --format tsv");
+  EXPECT_EQ(embed.status, 0) << embed.err;
+  EXPECT_EQ(std::count(embed.out.begin(), embed.out.end(), '\n'), 2) << embed.out;
+
+  const Result bench = sh("bench" + m + " -p 4 -n 2 -r 1 -t 1 -o json --bandwidth-mib 4");
+  ASSERT_EQ(bench.status, 0) << bench.err;
+  EXPECT_EQ(parse_json(bench.out).array.size(), 2u);
+
+  const Result kv = sh("kv spectrum" + m + " --text " + quote(data_path("text/calib.txt").string()) +
+                       " --ctx 64 -t 1 --json");
+  EXPECT_EQ(kv.status, 0) << kv.err;
+  EXPECT_NO_THROW(parse_json(kv.out)) << kv.out;
+
+  const Result synth = sh("synth --arch llama --n-embd 64 --n-layer 1 --n-head 2 --n-ff 128 --n-vocab 300 "
+                          "--type F32 -s 3 -o " + quote((dir / "s.gguf").string()));
+  EXPECT_EQ(synth.status, 0) << synth.err;
+
+  const Result kernels = sh("kernels --json");
+  EXPECT_EQ(kernels.status, 0) << kernels.err;
+  EXPECT_NO_THROW(parse_json(kernels.out)) << kernels.out;
+}
+
+TEST(CliFlags, VersionNamesCommitAndPlugins) {
+  const Result r = sh("--version");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("gguflow ", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("(commit "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("plugin scalar"), std::string::npos) << r.out;
+}
+
+// ---- output rules --------------------------------------------------------------------------
+
+// Rule 1 and 2: text alone on stdout, exactly; with 2>&1 the timing line starts a fresh line.
+TEST(CliOutput, NoticesStartOnAFreshLineWhenStreamsShareAPipe) {
+  GGUFLOW_REQUIRE_DATA(kStories);
+  const std::string run = "run -m " + stories() + " -p 'Once upon a time' -n 5 -t 1 --temp 0";
+  const Result split = sh(run);
+  ASSERT_EQ(split.status, 0) << split.err;
+  ASSERT_FALSE(split.out.empty());
+  ASSERT_NE(split.out.back(), '\n') << "the test needs text that does not end its line";
+  EXPECT_EQ(split.err.rfind("gguflow: load", 0), 0u) << split.err;  // nothing else on stderr
+
+  const Result merged = sh(run + " 2>&1 | cat");
+  ASSERT_EQ(merged.status, 0) << merged.err;
+  EXPECT_EQ(merged.out.rfind(split.out + "\ngguflow: load", 0), 0u) << merged.out;
+}
+
+// The 8-seed case of issue 21: random weights pick byte tokens that split characters.
+TEST(CliOutput, JsonIsValidUtf8ForEverySeed) {
+  GGUFLOW_REQUIRE_DATA(kQwen);
+  for (int seed = 1; seed <= 8; ++seed) {
+    const Result r = sh("run -m " + quote(data_path(kQwen).string()) + " -p 'Hello' -n 48 -t 1 --temp 1.5 -s " +
+                        std::to_string(seed) + " --json");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_TRUE(valid_utf8(r.out)) << "seed " << seed;
+    const JsonValue doc = parse_json(r.out);
+    EXPECT_TRUE(valid_utf8(doc["text"].string)) << "seed " << seed;
+    EXPECT_EQ(doc["ids"].ints().size(), 48u) << "seed " << seed;
+  }
+}
+
+TEST(CliOutput, JsonIsOneDocumentForEveryCommandThatHasIt) {
+  GGUFLOW_REQUIRE_DATA(kStories);
+  const std::string m = " -m " + stories();
+  for (const std::string& args :
+       {"run" + m + " -p Once -n 3 -t 1 --json", "run" + m + " --tokens 1,403 -t 1 --json",
+        "tokenize" + m + " -p Once --json", "inspect" + m + " --json", std::string("kernels --json"),
+        "bench" + m + " -p 4 -n 0 -r 1 -t 1 --bandwidth-mib 4 --json"}) {
+    const Result r = sh(args);
+    ASSERT_EQ(r.status, 0) << args << ": " << r.err;
+    EXPECT_NO_THROW(parse_json(r.out)) << args << ": " << r.out;
+  }
+  const Result tokens = sh("run" + m + " --tokens 1,403 -t 1 --greedy 3 --json");
+  ASSERT_EQ(tokens.status, 0) << tokens.err;
+  const JsonValue doc = parse_json(tokens.out);
+  EXPECT_EQ(doc["tokens"].ints(), (std::vector<int>{1, 403}));
+  EXPECT_EQ(doc["greedy"].ints().size(), 3u);
+  // Plain --tokens prints the next token's id (it printed nothing before).
+  const Result plain = sh("run" + m + " --tokens 1,403 -t 1");
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  EXPECT_EQ(plain.out, std::to_string(doc["greedy"].ints()[0]) + "\n");
+}
+
+TEST(CliOutput, ProgressOffATerminalIsPlainLines) {
+  const std::filesystem::path out = temp_dir() / "p.gguf";
+  const Result r = sh("synth --arch llama --n-embd 64 --n-layer 1 --n-head 2 --n-ff 128 --n-vocab 300 "
+                      "--type Q8_0 -o " + quote(out.string()));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err.find('\r'), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("synth: 100% of"), std::string::npos) << r.err;
+}
+
+TEST(CliOutput, ExitStatusIsTwoForUsageErrorsOneForBadInput) {
+  for (const std::string command :
+       {"run", "embed", "bench", "tokenize", "detokenize", "inspect", "tensor", "lower", "graph",
+        "synth", "quantize", "kernels", "ops"}) {
+    const Result r = sh(command + " --no-such-option");
+    EXPECT_EQ(r.status, 2) << command << ": " << r.err;
+    EXPECT_EQ(r.err.rfind("gguflow " + command + ": error: unknown option '--no-such-option'", 0), 0u) << r.err;
+  }
+  EXPECT_EQ(sh("no-such-command").status, 2);
+  EXPECT_EQ(sh("run -n abc").status, 2);
+  const Result missing = sh("inspect /nonexistent/model.gguf");
+  EXPECT_EQ(missing.status, 1) << missing.err;
+  const Result suggestion = sh("run --top_p 0.5");
+  EXPECT_NE(suggestion.err.find("did you mean '--top-p'?"), std::string::npos) << suggestion.err;
+}
+
+TEST(CliOutput, ErrorsNameTheCommandOnce) {
+  const Result r = sh("bench -p 4");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "gguflow bench: error: -m/--model FILE is required\n");
+  const Result synth = sh("synth --arch llama -o /tmp/never.gguf --n-embd 0 --n-layer 1 --n-head 1 --n-ff 32 --n-vocab 300");
+  EXPECT_EQ(synth.err.find("synth: synth:"), std::string::npos) << synth.err;
+  EXPECT_EQ(synth.err.find("error: synth:"), std::string::npos) << synth.err;
+}
+
+TEST(CliOutput, HelpStatesEachDefaultOnce) {
+  for (const std::string command : {"run", "embed", "bench", "synth", "kv spectrum", "lower"}) {
+    const Result r = sh(command + " --help");
+    ASSERT_EQ(r.status, 0) << command;
+    std::istringstream lines(r.out);
+    for (std::string line; std::getline(lines, line);) {
+      const size_t first = line.find("default");
+      EXPECT_TRUE(first == std::string::npos || line.find("default", first + 1) == std::string::npos)
+          << command << ": " << line;
+    }
+  }
+}
+
+// ---- the other findings ----------------------------------------------------------------------
+
+TEST(CliFindings, SynthVocabSetsNVocab) {
+  GGUFLOW_REQUIRE_DATA(kStories);
+  const std::filesystem::path out = temp_dir() / "v.gguf";
+  const Result r = sh("synth --arch llama --n-embd 64 --n-layer 1 --n-head 2 --n-ff 128 --type F32 --vocab " +
+                      stories() + " -o " + quote(out.string()));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Result check = sh("tokenize -m " + quote(out.string()) + " -p Once --ids");
+  EXPECT_EQ(check.out, "1 403\n") << check.err;
+}
+
+TEST(CliFindings, KvProjectionOnAGraphThatIgnoresItIsAnError) {
+  GGUFLOW_REQUIRE_DATA(kStories);
+  GGUFLOW_REQUIRE_DATA("text/calib.txt");
+  const std::filesystem::path proj = temp_dir() / "p.kvproj.gguf";
+  const Result calibrate = sh("kv calibrate -m " + stories() + " --text " + quote(data_path("text/calib.txt").string()) +
+                              " --ctx 64 --rank 4 -t 1 -o " + quote(proj.string()));
+  ASSERT_EQ(calibrate.status, 0) << calibrate.err;
+  const Result r = sh("run -m " + stories() + " -p Once -n 2 -t 1 --kv-proj " + quote(proj.string()));
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("reads none of this file's tensors"), std::string::npos) << r.err;
+  const Result lowrank = sh("run " + quote((source_dir() / "graphs/decode-lowrank-kv.yaml").string()) + " -m " +
+                            stories() + " -p Once -n 2 -t 1 --kv-proj " + quote(proj.string()));
+  EXPECT_EQ(lowrank.status, 0) << lowrank.err;
+}
+
+TEST(CliFindings, TooManyThreadsIsOurWarningNotOneTbbs) {
+  GGUFLOW_REQUIRE_DATA(kStories);
+  const Result r = sh("run -m " + stories() + " -p Once -n 2 -t 1000");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err.find("TBB Warning"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("gguflow: warning: --threads 1000"), std::string::npos) << r.err;
+}
+
+// Issue 21's acceptance command: 3,000 tokens through a 256-token context.
+TEST(CliFindings, ContextShiftKeepsGenerating) {
+  GGUFLOW_REQUIRE_DATA(kStories);
+  const Result r = sh("run -m " + stories() + " -p 'Once upon a time' -n 3000 -c 256 --context-shift --temp 0 -t 1");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("generated 3000 tokens"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("context shifts "), std::string::npos) << r.err;
+  // Without it, the same run stops at the context with a notice.
+  const Result stopped = sh("run -m " + stories() + " -p 'Once upon a time' -n 3000 -c 256 --temp 0 -t 1");
+  ASSERT_EQ(stopped.status, 0) << stopped.err;
+  EXPECT_NE(stopped.err.find("context full"), std::string::npos) << stopped.err;
+  // Up to the first shift both runs are the same text.
+  EXPECT_EQ(r.out.substr(0, stopped.out.size()), stopped.out);
+}
+
+}  // namespace
+}  // namespace gguflow::test
