@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "ops/error.h"
+#include "ops/op_binder.h"
 
 namespace gguflow::ops {
 
@@ -64,6 +65,13 @@ void attention_heads(const GguflowKernels& k, const AttentionShape& s,
     for (int64_t j = 0; j < split; ++j) k.axpy_f32(scores[j], vh + j * s.kv_row(), oh, hd);
     for (int64_t j = split; j < n_keys; ++j) k.axpy_f32(scores[j], vh_wrap + j * s.kv_row(), oh, hd);
   }
+}
+
+KvCacheView sequence_cache(const KvCacheView& cache, const StepSequence& seq, int64_t k_row,
+                           int64_t v_row) {
+  if (seq.cache_rows == 0) return cache;
+  GGUFLOW_CHECK(seq.cache_row >= 0 && seq.cache_row + seq.cache_rows <= cache.rows);
+  return {cache.k + seq.cache_row * k_row, cache.v + seq.cache_row * v_row, seq.cache_rows};
 }
 
 int64_t sequence_length(const int32_t* positions, int64_t n_tokens) {

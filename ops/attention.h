@@ -62,4 +62,11 @@ void attention_heads(const GguflowKernels& k, const AttentionShape& s,
 // The sequence's length once a step at `positions` is stored: the largest position + 1.
 int64_t sequence_length(const int32_t* positions, int64_t n_tokens);
 
+struct StepSequence;
+// The region of `cache` one sequence of a step owns (op_binder.h StepSequence): rows
+// [cache_row, cache_row + cache_rows), or the whole cache when cache_rows is 0. k_row, v_row:
+// floats per cached token in the k and v blocks.
+KvCacheView sequence_cache(const KvCacheView& cache, const StepSequence& seq, int64_t k_row,
+                           int64_t v_row);
+
 }  // namespace gguflow::ops

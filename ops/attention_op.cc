@@ -105,15 +105,30 @@ BoundOp bind_attention(Binder& b) {
   return {{sizeof(float) * static_cast<size_t>(n_ctx * b.max_threads())},
           [&k, &par, shape, scoring, cache, n_ctx](const StepView& s, const NodeIo& io) {
             const int32_t* pos = at<const int32_t>(s, io.inputs[kAttnPositions]);
-            kv_cache_store(shape, at<const float>(s, io.inputs[kAttnK]),
-                           at<const float>(s, io.inputs[kAttnV]), pos, s.n_tokens, cache);
-            const int64_t seq_len = sequence_length(pos, s.n_tokens);
+            const float* k_new = at<const float>(s, io.inputs[kAttnK]);
+            const float* v_new = at<const float>(s, io.inputs[kAttnV]);
+            const int64_t row = shape.kv_row();
+            for (int64_t i = 0; i < s.n_sequences; ++i) {
+              const StepSequence& seq = s.sequences[i];
+              kv_cache_store(shape, k_new + seq.begin * row, v_new + seq.begin * row,
+                             pos + seq.begin, seq.end - seq.begin, sequence_cache(cache, seq, row, row));
+            }
             const float* q = at<const float>(s, io.inputs[kAttnQ]);
             float* out = at<float>(s, io.outputs[0]);
             float* scores = at<float>(s, io.scratch[0]);
+            // The session's persistent sequence (cache_rows 0) is as long as its positions say.
+            const int64_t whole_length = sequence_length(pos, s.n_tokens);
+            // Tasks are (token, head) pairs of the whole step; each reads its own sequence's
+            // region, the same keys in the same order as when that sequence runs alone.
             parallel_rows(par, s.n_tokens * shape.n_head, 1, [&](int64_t t0, int64_t t1) {
-              attention_heads(k, shape, scoring, q, pos, seq_len, cache, t0, t1,
-                              scores + par.thread_index() * n_ctx, out);
+              float* thread_scores = scores + par.thread_index() * n_ctx;
+              for (int64_t task = t0; task < t1;) {
+                const StepSequence& seq = s.sequence_of(task / shape.n_head);
+                const int64_t end = std::min(t1, seq.end * shape.n_head);
+                attention_heads(k, shape, scoring, q, pos, seq.cache_rows == 0 ? whole_length : seq.length,
+                                sequence_cache(cache, seq, row, row), task, end, thread_scores, out);
+                task = end;
+              }
             });
           }};
 }

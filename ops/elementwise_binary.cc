@@ -4,10 +4,18 @@
 
 namespace gguflow::ops {
 
+// Row by row, not over the flat buffer: a vector kernel's scalar tail then covers the same
+// elements of a row whatever the step holds, so a row's result never depends on its neighbours
+// (texts embedded together, requests decoded together: Session::evaluate_sequences).
 BoundOp bind_elementwise_binary(Binder& b, BinaryFn fn) {
-  return {{}, [fn = std::move(fn), shape = *b.input_shape(0)](const StepView& s, const NodeIo& io) {
-            fn(at<const float>(s, io.inputs[0]), at<const float>(s, io.inputs[1]),
-               at<float>(s, io.outputs[0]), shape.elements(s.n_tokens));
+  const Shape shape = *b.input_shape(0);
+  const int64_t row = row_length(shape);
+  return {{}, [fn = std::move(fn), shape, row](const StepView& s, const NodeIo& io) {
+            const float* x = at<const float>(s, io.inputs[0]);
+            const float* y = at<const float>(s, io.inputs[1]);
+            float* out = at<float>(s, io.outputs[0]);
+            const int64_t n = s.elements(shape);
+            for (int64_t i = 0; i < n; i += row) fn(x + i, y + i, out + i, row);
           }};
 }
 

@@ -1,5 +1,6 @@
 // Binding shared by the ops that combine two equal-shaped f32 tensors element by element
-// (add, mul, silu_mul, gelu_mul): y[i] = f(a[i], b[i]) over every element of the step.
+// (add, mul, silu_mul, gelu_mul): y[i] = f(a[i], b[i]) over every element of the step, one row
+// at a time (a row's result never depends on the other rows of the step).
 #pragma once
 
 #include <cstdint>

@@ -13,13 +13,15 @@ BoundOp bind_elementwise_unary(Binder& b, UnaryFn fn) {
   bound.writes_last_output_only = last_row_capable;
   bound.run = [fn = std::move(fn), shape, last_row_capable](const StepView& s, const NodeIo& io) {
     const float* x = at<const float>(s, io.inputs[0]);
-    int64_t n = shape.elements(s.n_tokens);
+    float* y = at<float>(s, io.outputs[0]);
+    int64_t n = s.elements(shape);
+    const int64_t row = row_length(shape);
     if (last_row_capable && s.last_output_only) {
-      const int64_t row = shape.elements(1);
       x += n - row;
       n = row;
     }
-    fn(x, at<float>(s, io.outputs[0]), n);
+    // Row by row, as bind_elementwise_binary: a row's result is the same in any step.
+    for (int64_t i = 0; i < n; i += row) fn(x + i, y + i, row);
   };
   return bound;
 }

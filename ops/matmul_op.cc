@@ -56,7 +56,7 @@ BoundOp bind_matmul(Binder& b) {
   bound.run = [&k, &par, slot, bias, per_token, last_row_capable](const StepView& s,
                                                                   const NodeIo& io) {
     const WeightView& w = *slot;
-    int64_t n_act = per_token ? s.n_tokens : 1;
+    int64_t n_act = s.rows(per_token);
     const float* x = at<const float>(s, io.inputs[kX]);
     if (last_row_capable && s.last_output_only) {
       x += (n_act - 1) * w.n;

@@ -32,7 +32,7 @@ BoundOp bind_normalize(Binder& b) {
   const GguflowKernels& k = b.kernels();
   return {{}, [&k, mode, n, rows_per_token, per_token](const StepView& s, const NodeIo& io) {
             normalize(k, mode, at<const float>(s, io.inputs[kX]), at<float>(s, io.outputs[0]),
-                      (per_token ? s.n_tokens : 1) * rows_per_token, n);
+                      s.rows(per_token) * rows_per_token, n);
           }};
 }
 

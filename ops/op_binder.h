@@ -29,6 +29,17 @@ struct NodeIo {
   static constexpr size_t kAbsent = SIZE_MAX;
 };
 
+// One sequence of a step. A step may hold several independent sequences (a ragged batch:
+// texts embedded together, requests decoded together); each attends only to itself and owns a
+// region of every KV cache: position p of it lives in row cache_row + p % cache_rows, where
+// cache_rows 0 means the whole cache (the session's one persistent sequence, possibly a ring).
+struct StepSequence {
+  int64_t begin = 0, end = 0;  // its tokens: rows [begin, end) of every per-token tensor
+  int64_t cache_row = 0;
+  int64_t cache_rows = 0;
+  int64_t length = 0;          // its last position + 1 once stored (read for cache_rows > 0)
+};
+
 struct StepView {
   std::byte* arena = nullptr;
   int64_t n_tokens = 0;  // T of this step
@@ -36,6 +47,21 @@ struct StepView {
   // only the last logits): the node producing a per-token output computes that one row and
   // writes it as row 0. Every other node still runs on all T rows (the KV cache needs them).
   bool last_output_only = false;
+  // The step's sequences, in token order, covering [0, n_tokens); token_sequence[t] is the
+  // index of token t's (nullptr: all in sequences[0]). A tensor without the token dim (a
+  // pooled vector) has one row per sequence.
+  const StepSequence* sequences = nullptr;
+  int64_t n_sequences = 1;
+  const int32_t* token_sequence = nullptr;
+
+  const StepSequence& sequence_of(int64_t token) const {
+    return sequences[token_sequence ? token_sequence[token] : 0];
+  }
+
+  // Rows of an activation in this step: T with the token dim, else one per sequence.
+  int64_t rows(bool per_token) const { return per_token ? n_tokens : n_sequences; }
+  // Elements of an activation of `shape` in this step.
+  int64_t elements(const Shape& shape) const;
 };
 
 // A buffer of this step as T*: `io.inputs[0]` etc. are byte offsets into the arena.
@@ -62,6 +88,9 @@ inline int64_t row_length(const Shape& s) {
 }
 inline bool has_token_dim(const Shape& s) {
   return std::find(s.dims.begin(), s.dims.end(), kTokenDim) != s.dims.end();
+}
+inline int64_t StepView::elements(const Shape& shape) const {
+  return row_length(shape) * rows(has_token_dim(shape));
 }
 
 class Binder {

@@ -35,9 +35,16 @@ BoundOp bind_pool(Binder& b) {
   const PoolMode mode = attr_list().parse(b.attrs()).mode;
   const int64_t n = row_length(*b.input_shape(kX));
   const GguflowKernels& k = b.kernels();
+  // One output row per sequence of the step (a ragged batch pools each text on its own);
+  // mode none keeps every token row.
   return {{}, [&k, mode, n](const StepView& s, const NodeIo& io) {
-            pool(k, mode, at<const float>(s, io.inputs[kX]), s.n_tokens, n,
-                 at<float>(s, io.outputs[0]));
+            const float* x = at<const float>(s, io.inputs[kX]);
+            float* y = at<float>(s, io.outputs[0]);
+            for (int64_t i = 0; i < s.n_sequences; ++i) {
+              const StepSequence& seq = s.sequences[i];
+              float* yi = mode == PoolMode::kNone ? y + seq.begin * n : y + i * n;
+              pool(k, mode, x + seq.begin * n, seq.end - seq.begin, n, yi);
+            }
           }};
 }
 

@@ -41,7 +41,7 @@ BoundOp bind_slice(Binder& b) {
   const Shape x = *b.input_shape(kX);
   return {{}, [a, x](const StepView& s, const NodeIo& io) {
             slice(at<const float>(s, io.inputs[kX]), at<float>(s, io.outputs[0]),
-                  x.elements(s.n_tokens) / x[0], x[0], a.offset, a.length);
+                  s.elements(x) / x[0], x[0], a.offset, a.length);
           }};
 }
 

@@ -51,7 +51,10 @@ int run_embed(int argc, char** argv) {
       .option("--format", "FMT", "jsonl, tsv or npy", "jsonl")
       .option("-o,--output", "FILE", "write the vectors here instead of stdout")
       .flag("--similarity", "print the cosine-similarity matrix of the texts")
-      .option("--batch-size", "N", "texts per batch: one flush and one progress step each", "32")
+      .option("--batch-size", "N", "texts per batch: one flush and one progress step each", "128")
+      .option("--batch-tokens", "N",
+              "token budget of one graph step holding several texts, each attending only to "
+              "itself (0: one text per step; at least the context; same vectors either way)", "4096")
       .option("--progress", "WHEN", "auto (a bar on a terminal), bar or summary", "auto")
       .option("-c,--ctx-size,--ctx", "N", "context: the most tokens of a text evaluated (default: min(model, 4096))",
               "0")
@@ -72,6 +75,7 @@ int run_embed(int argc, char** argv) {
   request.embedder.set = graph::parse_set_options(args.all("--set"));
   request.embedder.session.n_threads = threads_value(args);
   request.embedder.session.n_ctx = args.get_int("--ctx");
+  request.embedder.batch_tokens = args.get_int_in("--batch-tokens", 0, exec::kMaxContext);
   request.input_path = args.get("--input");
   request.input.format = embed::parse_input_format(args.get("--input-format"));
   request.input.skip_empty = args.has("--skip-empty");

@@ -61,6 +61,8 @@ EmbedSummary run_embed(const EmbedRequest& request, const GguflowKernels& kernel
 
   for (int64_t begin = 0; begin < n; begin += request.batch_size) {
     const int64_t end = std::min(n, begin + request.batch_size);
+    // Tokenize and check the batch's texts, then evaluate them together (--batch-tokens).
+    std::vector<std::vector<int32_t>> batch;
     for (int64_t t = begin; t < end; ++t) {
       const EmbedInput& in = texts[t];
       std::vector<int32_t> tokens;
@@ -76,7 +78,12 @@ EmbedSummary run_embed(const EmbedRequest& request, const GguflowKernels& kernel
         throw error(input_name(request.input_path), ":", in.line, ": ", tokens.size(),
                     " tokens, more than the context of ", embedder.max_tokens(),
                     " (--no-truncate; raise --ctx or leave out --no-truncate to cut it)");
-      const Embedding e = embedder.embed_tokens(std::move(tokens));
+      batch.push_back(std::move(tokens));
+    }
+    const std::vector<Embedding> embeddings = embedder.embed_batch(std::move(batch));
+    for (int64_t t = begin; t < end; ++t) {
+      const EmbedInput& in = texts[t];
+      const Embedding& e = embeddings[static_cast<size_t>(t - begin)];
       if (e.truncated()) {
         ++summary.truncated;
         progress.message("warning: " + input_name(request.input_path) + ":" + std::to_string(in.line) +
@@ -87,8 +94,8 @@ EmbedSummary run_embed(const EmbedRequest& request, const GguflowKernels& kernel
       if (request.similarity) pooled.insert(pooled.end(), e.values.begin(), e.values.end());
       summary.texts += 1;
       summary.tokens += e.n_tokens;
-      progress.update(summary.texts, summary.tokens);
     }
+    progress.update(summary.texts, summary.tokens);
     // Records are written whole; flushing per batch bounds what a crash can lose to one batch.
     if (writer && std::fflush(stream) != 0) throw error(output->name(), ": write failed");
   }

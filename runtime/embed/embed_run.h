@@ -26,7 +26,7 @@ struct EmbedRequest {
   // -o: "" = stdout. With --similarity and no -o, only the table goes to stdout.
   std::string output_path;
   bool similarity = false;       // --similarity
-  int64_t batch_size = 32;       // --batch-size: texts per batch (one flush, one progress step)
+  int64_t batch_size = 128;      // --batch-size: texts per batch (one flush, one progress step)
   ProgressMode progress = ProgressMode::kAuto;
   bool verbose = false;          // --verbose: graph and session sizes
   // --truncate (default): a text longer than the context is cut to it with a warning naming the

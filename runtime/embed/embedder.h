@@ -30,6 +30,8 @@ struct EmbedderOptions {
   std::string normalize;
   std::vector<std::pair<std::string, std::string>> set;  // further --set name=value
   exec::SessionOptions session;                          // threads, context
+  // Token budget of one graph step holding several texts (embed_batch); 0: one text per step.
+  int64_t batch_tokens = 0;
 };
 
 struct Embedding {
@@ -63,6 +65,10 @@ class Embedder {
   // its final [SEP]). `tokens` must not be empty.
   Embedding embed_tokens(std::vector<int32_t> tokens);
   Embedding embed(std::string_view text) { return embed_tokens(tokenize(text)); }
+  // Several texts' ids in as few graph steps as the batch budget allows (texts in order, each
+  // cut as embed_tokens cuts it); bit for bit what embed_tokens gives each of them alone.
+  std::vector<Embedding> embed_batch(std::vector<std::vector<int32_t>> texts);
+  int64_t batch_tokens() const { return batch_tokens_; }  // 0: one text per step
 
  private:
   std::shared_ptr<const graph::Graph> graph_;
@@ -71,6 +77,10 @@ class Embedder {
   int64_t dim_ = 0;
   bool per_token_ = false;
   std::string pooling_, normalize_;
+  int64_t batch_tokens_ = 0;
+
+  // Cuts `tokens` to max_tokens() (keeping a WordPiece [SEP] last) and fills e's counts.
+  void fit_to_context(std::vector<int32_t>& tokens, Embedding& e) const;
 };
 
 }  // namespace gguflow::embed

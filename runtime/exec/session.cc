@@ -95,6 +95,21 @@ void Session::size_context(const SessionOptions& options) {
   const int64_t model_ctx = g.model.n_ctx_train > 0 ? g.model.n_ctx_train : kDefaultMaxContext;
   n_ctx_ = options.n_ctx > 0 ? options.n_ctx : std::min(model_ctx, kDefaultMaxContext);
   max_batch_ = output_per_token_ ? std::clamp<int64_t>(options.max_batch, 1, n_ctx_) : n_ctx_;
+  if (options.max_sequences < 1)
+    throw error("max_sequences must be positive, found ", options.max_sequences);
+  max_sequences_ = options.max_sequences;
+  if (max_sequences_ > 1) {
+    // A ragged step packs whole sequences of up to n_ctx tokens each: its token budget is its
+    // own, and at least one whole sequence.
+    if (options.max_batch < 1 || options.max_batch > kMaxContext)
+      throw error("batch of ", options.max_batch, " tokens: expected 1 to ", kMaxContext);
+    max_batch_ = std::max({max_batch_, options.max_batch, n_ctx_});  // a whole sequence fits
+    max_sequences_ = std::min(max_sequences_, max_batch_);  // each sequence has a token
+    for (const graph::Node& n : g.nodes)
+      if (std::string_view(n.schema->name) == "kv_project")
+        throw error("graph '", g.name, "': node '", n.name,
+                    "' (kv_project) keeps one sequence: expected one sequence per step");
+  }
 }
 
 // Valid token ids: rows of the tables the ids index (an op slot's `indexes_weight`), so a bad id
@@ -120,8 +135,10 @@ void Session::find_vocabulary() {
 // W + max_batch - 1 positions (a ring: while a step of T tokens is stored, its first query
 // still needs the W - 1 positions before it).
 int64_t Session::cache_rows(const graph::State& s) const {
-  if (s.layout.window <= 0) return n_ctx_;
-  return std::min(n_ctx_, s.layout.window + max_batch_ - 1);
+  // A ragged step packs its sequences into rows 0..max_batch-1 of every cache.
+  const int64_t full = max_sequences_ > 1 ? std::max(n_ctx_, max_batch_) : n_ctx_;
+  if (s.layout.window <= 0) return full;
+  return std::min(full, s.layout.window + max_batch_ - 1);
 }
 
 // One k block [rows][layout.k] and one v block [rows][layout.v] per state, as the op that
@@ -216,7 +233,8 @@ void Session::plan_arena() {
     BufferRequest r;
     r.producer = std::max(t.producer, 0);
     r.users = t.consumers;
-    r.bytes = sizeof(float) * row_length(t.shape) * (has_token_dim(t.shape) ? max_batch_ : 1);
+    // A tensor without T (a pooled vector) has one row per sequence of the step.
+    r.bytes = sizeof(float) * row_length(t.shape) * (has_token_dim(t.shape) ? max_batch_ : max_sequences_);
     r.pinned = t.producer < 0 ||
                std::find(g.outputs.begin(), g.outputs.end(), &t - g.tensors.data()) != g.outputs.end();
     requests.push_back(std::move(r));
@@ -254,18 +272,66 @@ void Session::step(const int32_t* tokens, int64_t n, bool last_output_only) {
     else if (feed.feed == ops::Feed::kPositions)
       for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<int32_t>(n_past_ + i);
   }
-  executor_->run(StepView{arena_base_, n, last_output_only});
+  step_sequences_.assign(1, ops::StepSequence{0, n, 0, 0, n_past_ + n});
+  StepView view{arena_base_, n, last_output_only};
+  view.sequences = step_sequences_.data();
+  executor_->run(view);
   n_past_ += n;
+}
+
+void Session::check_token_ids(std::span<const int32_t> tokens) const {
+  for (size_t i = 0; i < tokens.size(); ++i)
+    if (tokens[i] < 0 || tokens[i] >= n_vocab_)
+      throw error("token id ", tokens[i], " at index ", i, " is out of range: the model has ",
+                  n_vocab_, " tokens (ids 0..", n_vocab_ - 1, ")");
+}
+
+void Session::evaluate_sequences(std::span<const std::span<const int32_t>> sequences,
+                                 std::vector<float>& outputs) {
+  const int64_t count = static_cast<int64_t>(sequences.size());
+  if (count == 0) throw error("no sequences to evaluate");
+  if (count > max_sequences_)
+    throw error(count, " sequences in one step: expected at most ", max_sequences_);
+  std::vector<int32_t> tokens;
+  step_sequences_.clear();
+  token_sequence_.clear();
+  for (int64_t i = 0; i < count; ++i) {
+    const auto& seq = sequences[static_cast<size_t>(i)];
+    const int64_t len = static_cast<int64_t>(seq.size());
+    if (len == 0 || len > n_ctx_)
+      throw error("sequence ", i, " has ", len, " tokens: expected 1 to ", n_ctx_, " (--ctx)");
+    check_token_ids(seq);
+    const int64_t begin = static_cast<int64_t>(tokens.size());
+    step_sequences_.push_back({begin, begin + len, begin, len, len});
+    tokens.insert(tokens.end(), seq.begin(), seq.end());
+    token_sequence_.insert(token_sequence_.end(), static_cast<size_t>(len), static_cast<int32_t>(i));
+  }
+  const int64_t n = static_cast<int64_t>(tokens.size());
+  if (n > max_batch_)
+    throw error(n, " tokens in one step: expected at most ", max_batch_, " (the batch budget)");
+  n_past_ = 0;  // the packed regions overwrite what the session's own sequence had cached
+  for (const FeedSlot& feed : feeds_) {
+    auto* dst = reinterpret_cast<int32_t*>(arena_base_ + feed.offset);
+    if (feed.feed == ops::Feed::kTokenIds) std::memcpy(dst, tokens.data(), sizeof(int32_t) * n);
+    else if (feed.feed == ops::Feed::kPositions)
+      for (const ops::StepSequence& s : step_sequences_)
+        for (int64_t t = s.begin; t < s.end; ++t) dst[t] = static_cast<int32_t>(t - s.begin);
+  }
+  StepView view{arena_base_, n, false};
+  view.sequences = step_sequences_.data();
+  view.n_sequences = count;
+  view.token_sequence = token_sequence_.data();
+  executor_->run(view);
+  const float* out = reinterpret_cast<const float*>(arena_base_ + output_offset_);
+  const int64_t rows = output_per_token_ ? n : count;
+  outputs.insert(outputs.end(), out, out + rows * output_width_);
 }
 
 std::span<const float> Session::prefill(std::span<const int32_t> tokens,
                                         std::vector<float>* all_outputs) {
   const int64_t n = static_cast<int64_t>(tokens.size());
   if (n == 0) throw error("no tokens to evaluate");
-  for (int64_t i = 0; i < n; ++i)
-    if (tokens[i] < 0 || tokens[i] >= n_vocab_)
-      throw error("token id ", tokens[i], " at index ", i, " is out of range: the model has ",
-                  n_vocab_, " tokens (ids 0..", n_vocab_ - 1, ")");
+  check_token_ids(tokens);
   if (n_past_ + n > n_ctx_)
     throw error(n, " tokens do not fit in the context: ", n_past_, " already cached, context is ",
                 n_ctx_, " tokens (--ctx)");

@@ -36,6 +36,9 @@ struct SessionOptions {
   int n_threads = 0;          // 0: every core; bounds all work through one tbb::task_arena
   int64_t n_ctx = 0;          // KV cache slots; 0: min(model context, 4096); at most kMaxContext
   int64_t max_batch = 512;    // tokens per graph step during prefill (capped at n_ctx)
+  // Independent sequences one step may hold (evaluate_sequences); > 1 also lets max_batch
+  // exceed n_ctx, and sizes full caches for max(n_ctx, max_batch) rows.
+  int64_t max_sequences = 1;
   Scheduler scheduler = Scheduler::kFlowGraph;
   // From the first decode step on, multiply packed copies of the weights the kernel plugin has
   // a packed layout for (same results, faster decode; runtime/exec/packed_weights.h).
@@ -67,6 +70,18 @@ class Session {
   std::span<const float> decode(int32_t token);
   // Forgets the sequence (n_past() = 0); the cache is overwritten by the next tokens.
   void reset() { n_past_ = 0; }
+
+  // Evaluates independent sequences together in one graph step (a ragged batch: texts embedded
+  // at once). Each starts at position 0 and attends only to itself; each gets exactly the
+  // numbers it would get alone in a fresh session (same keys in the same order, row-wise ops).
+  // Appends to `outputs` one row per sequence for a pooled graph, else one row per token, in
+  // order. Forgets the session's own sequence (as reset()). Throws gguflow::Error when the
+  // graph cannot (a kv_project node keeps one sequence), for more than max_sequences()
+  // sequences or max_batch() tokens in total, an empty or too long sequence, or a bad id.
+  void evaluate_sequences(std::span<const std::span<const int32_t>> sequences,
+                          std::vector<float>& outputs);
+  int64_t max_sequences() const { return max_sequences_; }
+  int64_t max_batch() const { return max_batch_; }
 
   int64_t n_past() const { return n_past_; }
   int64_t n_ctx() const { return n_ctx_; }
@@ -101,6 +116,11 @@ class Session {
   // Runs one graph step over tokens[0..n) at positions n_past_.. (n <= max_batch_). With
   // `last_output_only` the output producer may write just the last token's row (as row 0).
   void step(const int32_t* tokens, int64_t n, bool last_output_only);
+  // Throws naming the first id outside [0, n_vocab).
+  void check_token_ids(std::span<const int32_t> tokens) const;
+  // Per-step sequence tables (StepView::sequences, token_sequence), reused between steps.
+  std::vector<ops::StepSequence> step_sequences_;
+  std::vector<int32_t> token_sequence_;
 
   // A graph input the session writes before each step.
   struct FeedSlot {
@@ -112,7 +132,7 @@ class Session {
   std::shared_ptr<const graph::Graph> graph_;
   const GguflowKernels& kernels_;
   int n_threads_ = 1;
-  int64_t n_ctx_ = 0, max_batch_ = 0, n_vocab_ = 0, output_width_ = 0;
+  int64_t n_ctx_ = 0, max_batch_ = 0, n_vocab_ = 0, output_width_ = 0, max_sequences_ = 1;
   bool output_per_token_ = true;
   bool last_output_only_supported_ = false;  // the output's producer can compute one row
   int64_t n_past_ = 0;

@@ -36,6 +36,14 @@ SynthShape qwen3_shape() {
   return s;
 }
 
+// Encoders: two token types, LayerNorm epsilon 1e-12 (BERT's), no rope scaling.
+SynthShape encoder_shape(const char* arch, int64_t n_embd, int64_t n_ff, int64_t n_ctx,
+                         int64_t pooling_type) {
+  SynthShape s{arch, n_embd, 12, 12, 12, n_ff, 30522, n_ctx, 1000.0, 1e-12, false, true};
+  s.pooling_type = pooling_type;
+  return s;
+}
+
 SynthShape gemma3_shape() {
   SynthShape s{"gemma3", 1152, 26, 4, 1, 6912, 262144, 32768, 1e6, 1e-6, false, true};
   s.head_dim = 256;
@@ -62,6 +70,10 @@ const std::array kPresets = {
                 gemma3_shape()},
     SynthPreset{"phi3-mini", "Phi-3-mini-4k: phi3, 32 layers, 3072 wide, 32/32 heads, FFN 8192, window 2047",
                 phi3_shape()},
+    SynthPreset{"bge-small", "bge-small-en-v1.5: bert, 12 layers, 384 wide, 12 heads, FFN 1536, CLS pooling",
+                encoder_shape("bert", 384, 1536, 512, 2)},
+    SynthPreset{"nomic-embed-text", "nomic-embed-text-v1.5: nomic-bert, 12 layers, 768 wide, 12 heads, FFN 3072, mean pooling",
+                encoder_shape("nomic-bert", 768, 3072, 2048, 1)},
     SynthPreset{"tinyllama-1.1b", "TinyLlama-1.1B: llama, 22 layers, 2048 wide, 32/4 heads, FFN 5632",
                 SynthShape{"llama", 2048, 22, 32, 4, 5632, 32000, 2048, 10000.0, 1e-5, false, false}},
 };
@@ -85,10 +97,12 @@ void check_shape(const SynthShape& s) {
   positive("--n-ff", s.n_ff);
   positive("--n-vocab", s.n_vocab);
   positive("--n-ctx", s.n_ctx);
-  static const char* const kArchs[] = {"llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3"};
+  static const char* const kArchs[] = {"llama", "qwen2",  "qwen3", "gemma2",
+                                       "gemma3", "phi3", "bert", "nomic-bert"};
   if (std::find(std::begin(kArchs), std::end(kArchs), s.arch) == std::end(kArchs))
     throw error("synth: --arch '", s.arch,
-                "' is not supported; expected llama, qwen2, qwen3, gemma2, gemma3 or phi3");
+                "' is not supported; expected llama, qwen2, qwen3, gemma2, gemma3, phi3, bert or "
+                "nomic-bert");
   if (s.head_dim == 0 && s.n_embd % s.n_head != 0)
     throw error("synth: --n-embd ", s.n_embd, " is not a multiple of --n-head ", s.n_head);
   if (s.n_head % s.n_head_kv != 0)
@@ -102,15 +116,14 @@ void check_shape(const SynthShape& s) {
 // by the file type's mix.
 int64_t head_dim_of(const SynthShape& s) { return s.head_dim > 0 ? s.head_dim : s.n_embd / s.n_head; }
 
-std::vector<PlannedTensor> plan(const SynthShape& s, const FileTypeSpec& spec) {
+using AddTensor = std::function<void(std::string name, std::vector<uint64_t> dims, Fill fill)>;
+
+// Decoders: embeddings, pre-norm blocks, final norm and (untied) lm-head.
+void plan_decoder(const SynthShape& s, const AddTensor& add) {
   const int64_t head_dim = head_dim_of(s);
   const uint64_t q_out = static_cast<uint64_t>(s.n_head * head_dim);
   const uint64_t kv_out = static_cast<uint64_t>(s.n_head_kv * head_dim);
   const uint64_t e = static_cast<uint64_t>(s.n_embd), ff = static_cast<uint64_t>(s.n_ff);
-  std::vector<PlannedTensor> out;
-  auto add = [&](std::string name, std::vector<uint64_t> dims, Fill fill) {
-    out.push_back(PlannedTensor{SynthTensor{std::move(name), GGML_TYPE_F32, std::move(dims)}, fill});
-  };
   const std::string& a = s.arch;
   add(std::string(names::kTokenEmbd), {e, static_cast<uint64_t>(s.n_vocab)}, Fill::kWeight);
   add(std::string(names::kOutputNorm), {e}, Fill::kNorm);
@@ -149,6 +162,54 @@ std::vector<PlannedTensor> plan(const SynthShape& s, const FileTypeSpec& spec) {
     }
     add(names::expand(names::kFfnDown, a, i), {ff, e}, Fill::kWeight);
     if (post_norms) add(layer("blk.{i}.post_ffw_norm.weight", i), {e}, Fill::kNorm);
+  }
+}
+
+// Encoders, exactly the sets of ENCODERS.md section 3: bert has learned positions and biases on
+// every matmul; nomic-bert has neither (rope instead), one fused attn_qkv and a gated FFN.
+void plan_encoder(const SynthShape& s, const AddTensor& add) {
+  const bool nomic = s.arch == "nomic-bert";
+  const uint64_t e = static_cast<uint64_t>(s.n_embd), ff = static_cast<uint64_t>(s.n_ff);
+  const uint64_t kv = static_cast<uint64_t>(s.n_head_kv * head_dim_of(s));
+  auto name = [](const std::string& pattern, int i) { return names::expand(pattern, "", i); };
+  add("token_embd.weight", {e, static_cast<uint64_t>(s.n_vocab)}, Fill::kWeight);
+  add("token_types.weight", {e, 2}, Fill::kWeight);
+  if (!nomic) add("position_embd.weight", {e, static_cast<uint64_t>(s.n_ctx)}, Fill::kWeight);
+  add("token_embd_norm.weight", {e}, Fill::kNorm);
+  add("token_embd_norm.bias", {e}, Fill::kWeight);
+  for (int i = 0; i < s.n_layer; ++i) {
+    if (nomic) {
+      add(name("blk.{i}.attn_qkv.weight", i), {e, e + 2 * kv}, Fill::kWeight);
+    } else {
+      for (const char* m : {"q", "k", "v"}) {
+        add(name(std::string("blk.{i}.attn_") + m + ".weight", i), {e, m[0] == 'q' ? e : kv}, Fill::kWeight);
+        add(name(std::string("blk.{i}.attn_") + m + ".bias", i), {m[0] == 'q' ? e : kv}, Fill::kWeight);
+      }
+    }
+    add(name("blk.{i}.attn_output.weight", i), {e, e}, Fill::kWeight);
+    if (!nomic) add(name("blk.{i}.attn_output.bias", i), {e}, Fill::kWeight);
+    add(name("blk.{i}.attn_output_norm.weight", i), {e}, Fill::kNorm);
+    add(name("blk.{i}.attn_output_norm.bias", i), {e}, Fill::kWeight);
+    add(name("blk.{i}.ffn_up.weight", i), {e, ff}, Fill::kWeight);
+    if (nomic) add(name("blk.{i}.ffn_gate.weight", i), {e, ff}, Fill::kWeight);
+    else add(name("blk.{i}.ffn_up.bias", i), {ff}, Fill::kWeight);
+    add(name("blk.{i}.ffn_down.weight", i), {ff, e}, Fill::kWeight);
+    if (!nomic) add(name("blk.{i}.ffn_down.bias", i), {e}, Fill::kWeight);
+    add(name("blk.{i}.layer_output_norm.weight", i), {e}, Fill::kNorm);
+    add(name("blk.{i}.layer_output_norm.bias", i), {e}, Fill::kWeight);
+  }
+}
+
+std::vector<PlannedTensor> plan(const SynthShape& s, const FileTypeSpec& spec) {
+  std::vector<PlannedTensor> out;
+  const AddTensor add = [&](std::string name, std::vector<uint64_t> dims, Fill fill) {
+    out.push_back(PlannedTensor{SynthTensor{std::move(name), GGML_TYPE_F32, std::move(dims)}, fill});
+  };
+  const std::string& a = s.arch;
+  if (a == "bert" || a == "nomic-bert") {
+    plan_encoder(s, add);
+  } else {
+    plan_decoder(s, add);
   }
   std::vector<std::string> tensor_names;
   for (const PlannedTensor& p : out) tensor_names.push_back(p.t.name);
@@ -262,7 +323,17 @@ SynthReport synth_model(const SynthOptions& options,
   writer.set_u32(names::expand(names::kHeadCount, a), static_cast<uint32_t>(shape.n_head));
   writer.set_u32(names::expand(names::kHeadCountKv, a), static_cast<uint32_t>(shape.n_head_kv));
   writer.set_f32(names::expand(names::kRopeFreqBase, a), static_cast<float>(shape.rope_freq_base));
-  writer.set_f32(names::expand(names::kRmsEpsilon, a), static_cast<float>(shape.rms_eps));
+  const bool encoder = a == "bert" || a == "nomic-bert";
+  if (encoder) {
+    // ENCODERS.md section 2: LayerNorm epsilon, bidirectional attention, the pooling the model
+    // was trained with, two token types.
+    writer.set_f32(names::expand("{arch}.attention.layer_norm_epsilon", a), static_cast<float>(shape.rms_eps));
+    writer.set_bool(names::expand("{arch}.attention.causal", a), false);
+    if (shape.pooling_type > 0)
+      writer.set_u32(names::expand("{arch}.pooling_type", a), static_cast<uint32_t>(shape.pooling_type));
+  } else {
+    writer.set_f32(names::expand(names::kRmsEpsilon, a), static_cast<float>(shape.rms_eps));
+  }
   const int64_t head_dim = head_dim_of(shape);
   if (shape.head_dim > 0) {
     writer.set_u32(names::expand("{arch}.attention.key_length", a), static_cast<uint32_t>(head_dim));
@@ -285,6 +356,9 @@ SynthReport synth_model(const SynthOptions& options,
   } else {
     write_placeholder_tokenizer(shape.n_vocab, writer);
   }
+  // The rows of token_types (a WordPiece vocabulary may carry the key already).
+  if (encoder && !writer.has_key("tokenizer.ggml.token_type_count"))
+    writer.set_u32("tokenizer.ggml.token_type_count", 2);
 
   const std::vector<PlannedTensor> tensors = plan(shape, spec);
   SynthReport report;

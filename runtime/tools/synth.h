@@ -19,9 +19,13 @@ namespace gguflow {
 
 // The tensor set follows the architecture: llama and qwen2 (pre-norm blocks, SwiGLU; qwen2
 // with Q/K/V biases), qwen3 (+ per-head q/k norms), gemma2 (+ post-attention and post-FFN
-// norms), gemma3 (gemma2 + q/k norms), phi3 (fused attn_qkv, gate and up fused in ffn_up).
+// norms), gemma3 (gemma2 + q/k norms), phi3 (fused attn_qkv, gate and up fused in ffn_up);
+// encoders bert (learned positions, token types, LayerNorms and biases everywhere, GELU FFN)
+// and nomic-bert (bert without positions or matmul biases, fused attn_qkv, gated FFN), with the
+// tensor sets of ../shared/data/reference/ENCODERS.md. Encoders carry no lm-head; pass
+// --vocab with a WordPiece vocabulary (ggml-vocab-bert-bge.gguf) for realistic token counts.
 struct SynthShape {
-  std::string arch = "llama";  // llama | qwen2 | qwen3 | gemma2 | gemma3 | phi3
+  std::string arch = "llama";  // llama | qwen2 | qwen3 | gemma2 | gemma3 | phi3 | bert | nomic-bert
   int64_t n_embd = 0;
   int64_t n_layer = 0;
   int64_t n_head = 0;
@@ -36,6 +40,7 @@ struct SynthShape {
   int64_t head_dim = 0;        // attention.key_length/value_length; 0: n_embd / n_head, unwritten
   int64_t n_rot = 0;           // rope.dimension_count; 0: head_dim (written for llama and phi3)
   int64_t sliding_window = 0;  // attention.sliding_window; 0: unwritten
+  int64_t pooling_type = 0;    // encoders: {arch}.pooling_type (1 mean, 2 cls); 0: unwritten
 };
 
 struct SynthPreset {

@@ -14,6 +14,7 @@
 #include "runtime/gguf/gguf_writer.h"
 #include "runtime/graph/load.h"
 #include "runtime/graph/writers.h"
+#include "tests/support/error_of.h"
 #include "runtime/plugins/kernel_plugins.h"
 #include "tests/support/test_data.h"
 
@@ -168,7 +169,8 @@ TEST(EmbedModel, PoolingNoneThenMeanEqualsPoolingMean) {
     for (double x : m) m_norm += x * x;
     m_norm = std::sqrt(m_norm);
     for (int64_t i = 0; i < kDim; ++i) {
-      EXPECT_NEAR(raw.values[i], m[i], 1e-6) << text << " [" << i << "]";
+      // A float mean against a double one: a few ulps of values up to ~10 (1 ulp of 8 is 1e-6).
+      EXPECT_NEAR(raw.values[i], m[i], 1e-6 * std::max(1.0, std::abs(m[i]))) << text << " [" << i << "]";
       EXPECT_NEAR(l2.values[i], m[i] / m_norm, 1e-6) << text << " [" << i << "]";
     }
   }
@@ -286,6 +288,57 @@ TEST(EmbedModel, DefaultPoolingFollowsModelMetadata) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("'4'"), std::string::npos) << e.what();
   }
+}
+
+// Batching on a decoder (causal attention, rope, SwiGLU, row-wise elementwise kernels): the
+// texts as one ragged step give exactly the vectors each gives alone (issue 17), also for the
+// per-token output (pooling none) and with the thread split of 1 and of 2 threads.
+TEST(EmbedModel, BatchedDecoderEmbeddingsAreBitIdentical) {
+  GGUFLOW_REQUIRE_DATA(kModel);
+  for (const std::string pooling : {"mean", "last", "none"}) {
+    for (int threads : {1, 2}) {
+      EmbedderOptions o;
+      o.graph_path = embed_graph_path();
+      o.pooling = pooling;
+      o.session.n_threads = threads;
+      Embedder alone(model(), o, kernels());
+      o.batch_tokens = 1024;
+      Embedder batched(model(), o, kernels());
+      std::vector<std::vector<int32_t>> texts;
+      for (const std::string& t : kTexts) texts.push_back(alone.tokenize(t));
+      const std::vector<Embedding> got = batched.embed_batch(texts);
+      ASSERT_EQ(got.size(), texts.size());
+      for (size_t i = 0; i < texts.size(); ++i)
+        EXPECT_EQ(got[i].values, alone.embed_tokens(texts[i]).values)
+            << "text " << i << ", pooling " << pooling << ", " << threads << " threads";
+    }
+  }
+}
+
+// The session's ragged step refuses what it cannot hold, naming the limit.
+TEST(EmbedModel, RaggedStepLimitsAreClearErrors) {
+  GGUFLOW_REQUIRE_DATA(kModel);
+  auto g = std::make_shared<const graph::Graph>(graph::load_graph(embed_graph_path(), model(), {}));
+  exec::SessionOptions o;
+  o.n_ctx = 16;
+  o.max_batch = 64;
+  o.max_sequences = 64;
+  exec::Session session(g, kernels(), o);
+  EXPECT_EQ(session.max_batch(), 64);
+  std::vector<float> out;
+  const std::vector<int32_t> long_text(17, 1);
+  const std::span<const int32_t> one[] = {long_text};
+  EXPECT_EQ(test::error_of([&] { session.evaluate_sequences(one, out); }),
+            "sequence 0 has 17 tokens: expected 1 to 16 (--ctx)");
+  const std::vector<int32_t> text(16, 1);
+  const std::span<const int32_t> five[] = {text, text, text, text, text};
+  EXPECT_EQ(test::error_of([&] { session.evaluate_sequences(five, out); }),
+            "80 tokens in one step: expected at most 64 (the batch budget)");
+  const std::vector<int32_t> bad = {1, 100000};
+  const std::span<const int32_t> bad_ids[] = {bad};
+  EXPECT_NE(test::error_of([&] { session.evaluate_sequences(bad_ids, out); }).find("token id 100000"),
+            std::string::npos);
+  EXPECT_TRUE(out.empty());
 }
 
 }  // namespace

@@ -137,6 +137,44 @@ TEST_P(EncoderEmbedTest, PerTokenOutputsOfSentenceZero) {
   std::printf("%s via %s: per-token max |diff| %.3g\n", f.stem.c_str(), plugin.c_str(), worst);
 }
 
+// Batching (issue 17): the 8 sentences as one ragged step (and, with a budget of two texts'
+// worth, as several) give exactly the vectors each gives alone, at 1 and 2 threads; pooling
+// none (one row per token) too.
+TEST_P(EncoderEmbedTest, BatchedIsBitIdenticalToOneAtATime) {
+  const auto& [f, plugin] = GetParam();
+  GGUFLOW_REQUIRE_DATA("models/" + f.stem + ".gguf");
+  GGUFLOW_REQUIRE_DATA("reference/embed/sentences.txt");
+  const GguflowKernels& k = test::kernel_plugin(plugin);
+  for (const std::string pooling : {"", "none"}) {
+    for (int threads : {1, 2}) {
+      Embedder alone = make(f.stem, k, threads, pooling);
+      std::vector<std::vector<int32_t>> texts;
+      for (const std::string& sentence : reference_sentences()) texts.push_back(alone.tokenize(sentence));
+      for (int64_t budget : {int64_t{4096}, int64_t{0}}) {
+        EmbedderOptions o;
+        o.pooling = pooling;
+        o.session.n_threads = threads;
+        o.batch_tokens = budget;
+        if (budget == 0) {  // the smallest budget: the longest text, so steps hold 1 to 3 texts
+          size_t longest = 0;
+          for (const auto& t : texts) longest = std::max(longest, t.size());
+          o.session.n_ctx = o.batch_tokens = static_cast<int64_t>(longest);
+        }
+        Embedder batched(open_model(f.stem), o, k);
+        const std::vector<Embedding> got = batched.embed_batch(texts);
+        ASSERT_EQ(got.size(), texts.size());
+        for (size_t i = 0; i < texts.size(); ++i) {
+          const Embedding want = alone.embed_tokens(texts[i]);
+          EXPECT_EQ(got[i].n_rows, want.n_rows);
+          EXPECT_EQ(got[i].values, want.values)
+              << "sentence " << i << ", pooling '" << pooling << "', " << threads
+              << " threads, budget " << o.batch_tokens;
+        }
+      }
+    }
+  }
+}
+
 std::vector<Param> all_params() {
   std::vector<Param> out;
   for (const auto& p : test::usable_kernel_plugin_names())

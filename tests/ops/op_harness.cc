@@ -121,7 +121,10 @@ std::vector<float> run_op(const OpCase& c, const std::vector<std::vector<float>>
   io.outputs.push_back(offsets[inputs.size()]);
   for (size_t s = 0; s < bound.scratch_bytes.size(); ++s)
     io.scratch.push_back(offsets[inputs.size() + 1 + s]);
-  bound.run(ops::StepView{arena, n_tokens, last_output_only}, io);
+  const ops::StepSequence whole{0, n_tokens, 0, 0, n_tokens};
+  ops::StepView step{arena, n_tokens, last_output_only};
+  step.sequences = &whole;
+  bound.run(step, io);
 
   std::vector<float> y(n_out_floats);
   std::memcpy(y.data(), arena + io.outputs[0], n_out_floats * sizeof(float));
