@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "plugins/abi/kernel_abi.h"
+
 namespace gguflow::ops {
 
 enum class GeluApprox : uint8_t { kTanh, kErf };
@@ -22,7 +24,8 @@ inline float gelu_erf(float x) {
   return 0.5f * x * (1.0f + std::erf(x * kInvSqrt2));
 }
 
-// x, y: [n] f32; y may be x.
-void gelu(const float* x, float* y, int64_t n, GeluApprox approx);
+// x, y: [n] f32; y may be x. The tanh approximation runs in the kernel plugin (a vector tanh);
+// erf in scalar float here.
+void gelu(const GguflowKernels& k, const float* x, float* y, int64_t n, GeluApprox approx);
 
 }  // namespace gguflow::ops

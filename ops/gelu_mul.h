@@ -8,6 +8,7 @@
 namespace gguflow::ops {
 
 // gate, up, y: [n] f32; y may be gate or up. gelu as ops/gelu.h, then one float multiply.
-void gelu_mul(const float* gate, const float* up, float* y, int64_t n, GeluApprox approx);
+void gelu_mul(const GguflowKernels& k, const float* gate, const float* up, float* y, int64_t n,
+              GeluApprox approx);
 
 }  // namespace gguflow::ops

@@ -9,9 +9,10 @@ namespace {
 
 BoundOp bind_gelu_mul(Binder& b) {
   const GeluApprox approx = gelu_attr_list().parse(b.attrs()).approx;
+  const GguflowKernels& k = b.kernels();
   return bind_elementwise_binary(
-      b, [approx](const float* gate, const float* up, float* y, int64_t n) {
-        gelu_mul(gate, up, y, n, approx);
+      b, [&k, approx](const float* gate, const float* up, float* y, int64_t n) {
+        gelu_mul(k, gate, up, y, n, approx);
       });
 }
 

@@ -20,8 +20,9 @@ namespace {
 
 BoundOp bind_gelu(Binder& b) {
   const GeluApprox approx = gelu_attr_list().parse(b.attrs()).approx;
-  return bind_elementwise_unary(b, [approx](const float* x, float* y, int64_t n) {
-    gelu(x, y, n, approx);
+  const GguflowKernels& k = b.kernels();
+  return bind_elementwise_unary(b, [&k, approx](const float* x, float* y, int64_t n) {
+    gelu(k, x, y, n, approx);
   });
 }
 

@@ -29,7 +29,8 @@ extern "C" {
 
 /* 2: row-interleaved (packed) weight layouts: pack_rows, pack, mat_vec_packed, mat_mat_packed,
  * dequantize_row_packed. */
-#define GGUFLOW_KERNEL_ABI_VERSION 2u
+/* 3: gelu_tanh_f32. */
+#define GGUFLOW_KERNEL_ABI_VERSION 3u
 
 /* Name of the exported entry point. */
 #define GGUFLOW_KERNELS_ENTRY "gguflow_kernels_get"
@@ -107,6 +108,11 @@ typedef struct GguflowKernels {
                          size_t act_row_bytes, int64_t n_act, float* y, int64_t y_stride);
   void (*dequantize_row_packed)(uint32_t w_type, const void* w, size_t w_row_bytes, int64_t n,
                                 int64_t row, float* dst);
+
+  /* ABI 3. y = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), the tanh GELU (bert's FFN,
+   * gemma's GeGLU); y may be x. A vector tanh: libm's scalar tanhf was a quarter of an
+   * encoder's time. */
+  void (*gelu_tanh_f32)(const float* x, float* y, int64_t n);
 } GguflowKernels;
 
 typedef const GguflowKernels* (*GguflowKernelsGetFn)(void);

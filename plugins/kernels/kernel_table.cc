@@ -105,6 +105,7 @@ GguflowKernels MakeTable() {
   t.softmax_f32 = SoftmaxF32;
   t.rope_f32 = RopeF32;
   t.silu_mul_f32 = SiluMulF32;
+  t.gelu_tanh_f32 = GeluTanhF32;
   for (uint32_t w = 0; w < GGML_TYPE_COUNT; ++w) t.pack_rows[w] = PackedGroupRows(w);
   t.pack = PackWeights;
   t.mat_vec_packed = MatVecPackedEntry;

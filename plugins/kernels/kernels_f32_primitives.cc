@@ -117,4 +117,24 @@ void SiluMulF32(const float* gate, const float* up, float* y, int64_t n) {
   for (; i < n; ++i) y[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
 }
 
+// y = 0.5 x (1 + tanh(c (x + 0.044715 x^3))), c = sqrt(2/pi); Highway's vector Tanh, the
+// tail with std::tanh (the same formula, in the same float order).
+void GeluTanhF32(const float* x, float* y, int64_t n) {
+  constexpr float kSqrt2OverPi = 0.79788456080286535588f;
+  constexpr float kCoef = 0.044715f;
+  const DF df;
+  const auto half = hn::Set(df, 0.5f), one = hn::Set(df, 1.0f);
+  const auto c = hn::Set(df, kSqrt2OverPi), coef = hn::Set(df, kCoef);
+  int64_t i = 0;
+  for (; i + Lanes() <= n; i += Lanes()) {
+    const auto v = hn::LoadU(df, x + i);
+    const auto inner = hn::Mul(c, hn::Add(v, hn::Mul(hn::Mul(coef, v), hn::Mul(v, v))));
+    hn::StoreU(hn::Mul(hn::Mul(half, v), hn::Add(one, hn::Tanh(df, inner))), df, y + i);
+  }
+  for (; i < n; ++i) {
+    const float v = x[i];
+    y[i] = 0.5f * v * (1.0f + std::tanh(kSqrt2OverPi * (v + kCoef * v * v * v)));
+  }
+}
+
 }  // namespace gguflow::kernels

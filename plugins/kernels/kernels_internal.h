@@ -266,5 +266,6 @@ void RmsNormF32(const float* x, const float* w, float* y, int64_t n, float eps);
 float SoftmaxF32(float* x, int64_t n);
 void RopeF32(float* x, int64_t n_rot, const float* cos_sin, int neox);
 void SiluMulF32(const float* gate, const float* up, float* y, int64_t n);
+void GeluTanhF32(const float* x, float* y, int64_t n);
 
 }  // namespace gguflow::kernels

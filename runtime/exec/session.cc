@@ -160,16 +160,18 @@ void Session::allocate_kv_caches() {
                 " rows does not fit in this machine's address space (--ctx ", n_ctx_, ")");
   bool allocated = false;
   try {
-    kv_storage_.assign(static_cast<size_t>(*kv_floats), 0.0f);
+    // Not zero-filled: every row is written before it is read (a position is stored before any
+    // query sees it), so pages become resident only as the context fills; zeroing a 4096-row
+    // cache cost more than embedding a few hundred short texts.
+    kv_storage_.reset(new float[static_cast<size_t>(*kv_floats)]);
     allocated = true;
-  } catch (const std::bad_alloc&) {
-  } catch (const std::length_error&) {  // past vector::max_size()
+  } catch (const std::bad_alloc&) {  // also std::bad_array_new_length
   }
   if (!allocated)
     throw error("KV cache of ", *bytes / 1048576, " MiB could not be allocated (--ctx ", n_ctx_,
                 ", ", g.states.size(), " states): lower --ctx");
   kv_bytes_ = static_cast<size_t>(*bytes);
-  float* kv = kv_storage_.data();
+  float* kv = kv_storage_.get();
   for (const graph::State& s : g.states) {
     const int64_t rows = cache_rows(s);
     caches_.push_back({kv, kv + rows * s.layout.k, rows});

@@ -143,7 +143,7 @@ class Session {
   std::unique_ptr<std::byte[]> arena_storage_;
   std::byte* arena_base_ = nullptr;
   size_t arena_bytes_ = 0, kv_bytes_ = 0;
-  std::vector<float> kv_storage_;          // every cache: [state][k|v][n_ctx][kv_row]
+  std::unique_ptr<float[]> kv_storage_;    // every cache: [state][k|v][n_ctx][kv_row], uninitialized
   std::vector<ops::KvCacheView> caches_;   // per graph state
   std::deque<std::vector<float>> widened_;  // small non-F32 weights decoded once
   PackedWeights packed_;             // matmul weight slots; packed copies (plugin layout)

@@ -10,6 +10,7 @@
 
 #include "ops/error.h"
 #include "tests/ops/op_harness.h"
+#include "tests/ops/test_kernels.h"
 #include "tests/ops/op_test_util.h"
 
 namespace gguflow {
@@ -42,7 +43,7 @@ TEST(GeluOp, MatchesDoubleReferencesForBothApproximations) {
   for (GeluApprox approx : {GeluApprox::kTanh, GeluApprox::kErf}) {
     SCOPED_TRACE(approx == GeluApprox::kTanh ? "tanh" : "erf");
     std::vector<float> y(x.size());
-    ops::gelu(x.data(), y.data(), static_cast<int64_t>(x.size()), approx);
+    ops::gelu(test::scalar_f32_test_kernels(), x.data(), y.data(), static_cast<int64_t>(x.size()), approx);
     std::vector<double> want(x.size());
     for (size_t i = 0; i < x.size(); ++i) want[i] = gelu_ref(x[i], approx);
     test::expect_close(y, want, kAbs, kRel);
@@ -56,7 +57,7 @@ TEST(GeluMulOp, IsGeluOfGateTimesUp) {
   const auto up = test::random_floats(gate.size(), 43, 0.0f, 3.0f);
   for (GeluApprox approx : {GeluApprox::kTanh, GeluApprox::kErf}) {
     std::vector<float> y(gate.size());
-    ops::gelu_mul(gate.data(), up.data(), y.data(), static_cast<int64_t>(y.size()), approx);
+    ops::gelu_mul(test::scalar_f32_test_kernels(), gate.data(), up.data(), y.data(), static_cast<int64_t>(y.size()), approx);
     std::vector<double> want(y.size());
     for (size_t i = 0; i < y.size(); ++i) want[i] = gelu_ref(gate[i], approx) * up[i];
     test::expect_close(y, want, 4 * kAbs, kRel);

@@ -70,6 +70,12 @@ void rope(float* x, int64_t n_rot, const float* cs, int neox) {
 void silu_mul(const float* g, const float* u, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = g[i] / (1.0f + std::exp(-g[i])) * u[i];
 }
+void gelu_tanh(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = x[i];
+    y[i] = 0.5f * v * (1.0f + std::tanh(0.79788456080286535588f * (v + 0.044715f * v * v * v)));
+  }
+}
 
 GguflowKernels make_table() {
   GguflowKernels k{};
@@ -91,6 +97,7 @@ GguflowKernels make_table() {
   k.softmax_f32 = softmax;
   k.rope_f32 = rope;
   k.silu_mul_f32 = silu_mul;
+  k.gelu_tanh_f32 = gelu_tanh;
   return k;
 }
 

@@ -66,6 +66,16 @@ TEST_P(F32Primitives, ElementwiseAndReductions) {
     EXPECT_NEAR(returned, total, 8 * kUlp * total);
     for (int64_t i = 0; i < n; ++i) EXPECT_NEAR(s[i], std::exp(double(s0[i]) - mx) / total, 8 * kUlp);
 
+    // The tanh GELU, over gates up to +-12 (saturation both ways): 1 + tanh(z) cancels for
+    // z << 0, which the absolute term covers.
+    const std::vector<float> g = random_vector(n, 31 + n, 4.0f);
+    k.gelu_tanh_f32(g.data(), y.data(), n);
+    for (int64_t i = 0; i < n; ++i) {
+      const double v = g[i];
+      const double expect = 0.5 * v * (1.0 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+      EXPECT_NEAR(y[i], expect, 2e-6 + 16 * kUlp * std::fabs(expect)) << "gelu of " << v;
+    }
+
     // silu(gate) * up.
     k.silu_mul_f32(a.data(), b.data(), y.data(), n);
     for (int64_t i = 0; i < n; ++i) {
