@@ -69,9 +69,13 @@ void attention_heads(const GguflowKernels& k, const AttentionShape& s,
 
 KvCacheView sequence_cache(const KvCacheView& cache, const StepSequence& seq, int64_t k_row,
                            int64_t v_row) {
-  if (seq.cache_rows == 0) return cache;
-  GGUFLOW_CHECK(seq.cache_row >= 0 && seq.cache_row + seq.cache_rows <= cache.rows);
-  return {cache.k + seq.cache_row * k_row, cache.v + seq.cache_row * v_row, seq.cache_rows};
+  if (seq.cache_rows == 0) {
+    GGUFLOW_CHECK(0 <= seq.slot && seq.slot < cache.slots);
+    return {cache.k + seq.slot * cache.rows * k_row, cache.v + seq.slot * cache.rows * v_row,
+            cache.rows, 1};
+  }
+  GGUFLOW_CHECK(seq.cache_row >= 0 && seq.cache_row + seq.cache_rows <= cache.rows * cache.slots);
+  return {cache.k + seq.cache_row * k_row, cache.v + seq.cache_row * v_row, seq.cache_rows, 1};
 }
 
 int64_t sequence_length(const int32_t* positions, int64_t n_tokens) {

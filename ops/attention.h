@@ -35,12 +35,15 @@ struct AttentionScoring {
   bool causal = true;
 };
 
-// One layer's cache: k, v: [rows][row width] f32; position p in row p % rows. A cache without a
-// window has one row per context position (rows = n_ctx, row = position).
+// One layer's cache: k, v: [slots][rows][row width] f32; position p of the sequence in slot s
+// in row s * rows + p % rows. A cache without a window has one row per context position
+// (rows = n_ctx, row = position). A session holds one slot per sequence it keeps (a server's
+// concurrent requests); an op sees the slot's own view (sequence_cache).
 struct KvCacheView {
   float* k = nullptr;
   float* v = nullptr;
-  int64_t rows = 0;
+  int64_t rows = 0;   // per slot
+  int64_t slots = 1;
 };
 
 // Writes the new keys/values at their positions (row p % rows). k_new, v_new:
@@ -64,8 +67,8 @@ int64_t sequence_length(const int32_t* positions, int64_t n_tokens);
 
 struct StepSequence;
 // The region of `cache` one sequence of a step owns (op_binder.h StepSequence): rows
-// [cache_row, cache_row + cache_rows), or the whole cache when cache_rows is 0. k_row, v_row:
-// floats per cached token in the k and v blocks.
+// [cache_row, cache_row + cache_rows) of the whole allocation, or its slot's rows when
+// cache_rows is 0. k_row, v_row: floats per cached token in the k and v blocks.
 KvCacheView sequence_cache(const KvCacheView& cache, const StepSequence& seq, int64_t k_row,
                            int64_t v_row);
 

@@ -116,7 +116,7 @@ BoundOp bind_attention(Binder& b) {
             const float* q = at<const float>(s, io.inputs[kAttnQ]);
             float* out = at<float>(s, io.outputs[0]);
             float* scores = at<float>(s, io.scratch[0]);
-            // The session's persistent sequence (cache_rows 0) is as long as its positions say.
+            // A sequence without a length (a test's one sequence) is as long as its positions say.
             const int64_t whole_length = sequence_length(pos, s.n_tokens);
             // Tasks are (token, head) pairs of the whole step; each reads its own sequence's
             // region, the same keys in the same order as when that sequence runs alone.
@@ -125,7 +125,7 @@ BoundOp bind_attention(Binder& b) {
               for (int64_t task = t0; task < t1;) {
                 const StepSequence& seq = s.sequence_of(task / shape.n_head);
                 const int64_t end = std::min(t1, seq.end * shape.n_head);
-                attention_heads(k, shape, scoring, q, pos, seq.cache_rows == 0 ? whole_length : seq.length,
+                attention_heads(k, shape, scoring, q, pos, seq.length > 0 ? seq.length : whole_length,
                                 sequence_cache(cache, seq, row, row), task, end, thread_scores, out);
                 task = end;
               }

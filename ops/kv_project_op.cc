@@ -65,7 +65,8 @@ BoundOp bind_kv_project(Binder& b) {
           [&k, &par, shape, kb, vb, cache, per_thread](const StepView& s, const NodeIo& io) {
             // One persistent sequence only (the session refuses ragged steps for graphs with a
             // kv_project node: Session::supports_sequences).
-            GGUFLOW_CHECK(s.n_sequences == 1 && s.sequences[0].cache_rows == 0);
+            GGUFLOW_CHECK(s.n_sequences == 1 && s.sequences[0].cache_rows == 0 &&
+                          s.sequences[0].slot == 0);
             const int32_t* pos = at<const int32_t>(s, io.inputs[kAttnPositions]);
             kv_project_store(shape, *kb, *vb, at<const float>(s, io.inputs[kAttnK]),
                              at<const float>(s, io.inputs[kAttnV]), pos, s.n_tokens, cache,

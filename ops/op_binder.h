@@ -31,13 +31,15 @@ struct NodeIo {
 
 // One sequence of a step. A step may hold several independent sequences (a ragged batch:
 // texts embedded together, requests decoded together); each attends only to itself and owns a
-// region of every KV cache: position p of it lives in row cache_row + p % cache_rows, where
-// cache_rows 0 means the whole cache (the session's one persistent sequence, possibly a ring).
+// region of every KV cache: position p of it lives in row cache_row + p % cache_rows of the
+// cache's whole allocation, or, when cache_rows is 0, in its slot's rows (a sequence the
+// session keeps between steps, possibly a ring; KvCacheView).
 struct StepSequence {
   int64_t begin = 0, end = 0;  // its tokens: rows [begin, end) of every per-token tensor
   int64_t cache_row = 0;
   int64_t cache_rows = 0;
-  int64_t length = 0;          // its last position + 1 once stored (read for cache_rows > 0)
+  int64_t length = 0;          // its last position + 1 once stored; 0: from the step's positions
+  int64_t slot = 0;            // the session's slot (cache_rows 0)
 };
 
 struct StepView {

@@ -97,6 +97,15 @@ void Session::size_context(const SessionOptions& options) {
   max_batch_ = output_per_token_ ? std::clamp<int64_t>(options.max_batch, 1, n_ctx_) : n_ctx_;
   if (options.max_sequences < 1)
     throw error("max_sequences must be positive, found ", options.max_sequences);
+  if (options.n_slots < 1 || options.n_slots > 4096)
+    throw error("slots: expected 1 to 4096, found ", options.n_slots);
+  slot_past_.assign(static_cast<size_t>(options.n_slots), 0);
+  if (options.n_slots > 1) {
+    for (const graph::Node& n : g.nodes)
+      if (std::string_view(n.schema->name) == "kv_project")
+        throw error("graph '", g.name, "': node '", n.name,
+                    "' (kv_project) keeps one sequence: expected one slot");
+  }
   max_sequences_ = options.max_sequences;
   if (max_sequences_ > 1) {
     // A ragged step packs whole sequences of up to n_ctx tokens each: its token budget is its
@@ -110,6 +119,8 @@ void Session::size_context(const SessionOptions& options) {
         throw error("graph '", g.name, "': node '", n.name,
                     "' (kv_project) keeps one sequence: expected one sequence per step");
   }
+  // A step may hold every slot (a pooled vector per sequence is sized for them).
+  max_sequences_ = std::max(max_sequences_, std::min(n_slots(), max_batch_));
 }
 
 // Valid token ids: rows of the tables the ids index (an op slot's `indexes_weight`), so a bad id
@@ -149,9 +160,11 @@ void Session::allocate_kv_caches() {
   // Sizes in checked arithmetic (a --ctx of 2^62 wrapped the product and the caches were
   // written out of bounds); an allocation the machine refuses is an error naming the size.
   std::optional<uint64_t> kv_floats = 0;
+  const uint64_t slots = static_cast<uint64_t>(n_slots());
   for (const graph::State& s : g.states) {
     const auto row = checked_add<uint64_t>(static_cast<uint64_t>(s.layout.k), static_cast<uint64_t>(s.layout.v));
-    const auto floats = row ? checked_mul<uint64_t>(static_cast<uint64_t>(cache_rows(s)), *row) : std::nullopt;
+    const auto rows = checked_mul<uint64_t>(static_cast<uint64_t>(cache_rows(s)), slots);
+    const auto floats = row && rows ? checked_mul<uint64_t>(*rows, *row) : std::nullopt;
     kv_floats = kv_floats && floats ? checked_add<uint64_t>(*kv_floats, *floats) : std::nullopt;
   }
   const auto bytes = kv_floats ? checked_mul<uint64_t>(*kv_floats, sizeof(float)) : std::nullopt;
@@ -173,9 +186,9 @@ void Session::allocate_kv_caches() {
   kv_bytes_ = static_cast<size_t>(*bytes);
   float* kv = kv_storage_.get();
   for (const graph::State& s : g.states) {
-    const int64_t rows = cache_rows(s);
-    caches_.push_back({kv, kv + rows * s.layout.k, rows});
-    kv += rows * (s.layout.k + s.layout.v);
+    const int64_t rows = cache_rows(s), slots = n_slots();
+    caches_.push_back({kv, kv + slots * rows * s.layout.k, rows, slots});
+    kv += slots * rows * (s.layout.k + s.layout.v);
   }
 }
 
@@ -266,19 +279,30 @@ void Session::plan_arena() {
       output_per_token_ && output_producer >= 0 && nodes_[output_producer].writes_last_output_only;
 }
 
-void Session::step(const int32_t* tokens, int64_t n, bool last_output_only) {
-  GGUFLOW_CHECK(n >= 1 && n <= max_batch_ && n_past_ + n <= n_ctx_);
+void Session::run_step(const int32_t* tokens, int64_t n, bool last_output_only) {
   for (const FeedSlot& feed : feeds_) {
     auto* dst = reinterpret_cast<int32_t*>(arena_base_ + feed.offset);
-    if (feed.feed == ops::Feed::kTokenIds) std::memcpy(dst, tokens, sizeof(int32_t) * n);
-    else if (feed.feed == ops::Feed::kPositions)
-      for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<int32_t>(n_past_ + i);
+    if (feed.feed == ops::Feed::kTokenIds) {
+      std::memcpy(dst, tokens, sizeof(int32_t) * n);
+    } else if (feed.feed == ops::Feed::kPositions) {
+      for (const ops::StepSequence& s : step_sequences_) {
+        const int64_t first = s.length - (s.end - s.begin);  // the sequence's next position
+        for (int64_t t = s.begin; t < s.end; ++t) dst[t] = static_cast<int32_t>(first + t - s.begin);
+      }
+    }
   }
-  step_sequences_.assign(1, ops::StepSequence{0, n, 0, 0, n_past_ + n});
   StepView view{arena_base_, n, last_output_only};
   view.sequences = step_sequences_.data();
+  view.n_sequences = static_cast<int64_t>(step_sequences_.size());
+  view.token_sequence = step_sequences_.size() > 1 ? token_sequence_.data() : nullptr;
   executor_->run(view);
-  n_past_ += n;
+}
+
+void Session::step(const int32_t* tokens, int64_t n, bool last_output_only) {
+  GGUFLOW_CHECK(n >= 1 && n <= max_batch_ && slot_past_[0] + n <= n_ctx_);
+  step_sequences_.assign(1, ops::StepSequence{0, n, 0, 0, slot_past_[0] + n, 0});
+  run_step(tokens, n, last_output_only);
+  slot_past_[0] += n;
 }
 
 void Session::check_token_ids(std::span<const int32_t> tokens) const {
@@ -304,26 +328,16 @@ void Session::evaluate_sequences(std::span<const std::span<const int32_t>> seque
       throw error("sequence ", i, " has ", len, " tokens: expected 1 to ", n_ctx_, " (--ctx)");
     check_token_ids(seq);
     const int64_t begin = static_cast<int64_t>(tokens.size());
-    step_sequences_.push_back({begin, begin + len, begin, len, len});
+    step_sequences_.push_back({begin, begin + len, begin, len, len, 0});
     tokens.insert(tokens.end(), seq.begin(), seq.end());
     token_sequence_.insert(token_sequence_.end(), static_cast<size_t>(len), static_cast<int32_t>(i));
   }
   const int64_t n = static_cast<int64_t>(tokens.size());
   if (n > max_batch_)
     throw error(n, " tokens in one step: expected at most ", max_batch_, " (the batch budget)");
-  n_past_ = 0;  // the packed regions overwrite what the session's own sequence had cached
-  for (const FeedSlot& feed : feeds_) {
-    auto* dst = reinterpret_cast<int32_t*>(arena_base_ + feed.offset);
-    if (feed.feed == ops::Feed::kTokenIds) std::memcpy(dst, tokens.data(), sizeof(int32_t) * n);
-    else if (feed.feed == ops::Feed::kPositions)
-      for (const ops::StepSequence& s : step_sequences_)
-        for (int64_t t = s.begin; t < s.end; ++t) dst[t] = static_cast<int32_t>(t - s.begin);
-  }
-  StepView view{arena_base_, n, false};
-  view.sequences = step_sequences_.data();
-  view.n_sequences = count;
-  view.token_sequence = token_sequence_.data();
-  executor_->run(view);
+  // The packed regions overwrite what the session's slots had cached.
+  std::fill(slot_past_.begin(), slot_past_.end(), 0);
+  run_step(tokens.data(), n, false);
   const float* out = reinterpret_cast<const float*>(arena_base_ + output_offset_);
   const int64_t rows = output_per_token_ ? n : count;
   outputs.insert(outputs.end(), out, out + rows * output_width_);
@@ -334,12 +348,13 @@ std::span<const float> Session::prefill(std::span<const int32_t> tokens,
   const int64_t n = static_cast<int64_t>(tokens.size());
   if (n == 0) throw error("no tokens to evaluate");
   check_token_ids(tokens);
-  if (n_past_ + n > n_ctx_)
-    throw error(n, " tokens do not fit in the context: ", n_past_, " already cached, context is ",
+  const int64_t n_past = slot_past_[0];
+  if (n_past + n > n_ctx_)
+    throw error(n, " tokens do not fit in the context: ", n_past, " already cached, context is ",
                 n_ctx_, " tokens (--ctx)");
-  if (!output_per_token_ && n_past_ + n > max_batch_)
+  if (!output_per_token_ && n_past + n > max_batch_)
     throw error("graph '", graph_->name, "' pools over the whole sequence: at most ", max_batch_,
-                " tokens in total, found ", n_past_ + n);
+                " tokens in total, found ", n_past + n);
   if (all_outputs) all_outputs->clear();
   const float* out = reinterpret_cast<const float*>(arena_base_ + output_offset_);
   for (int64_t done = 0; done < n;) {
@@ -359,11 +374,69 @@ std::span<const float> Session::prefill(std::span<const int32_t> tokens,
 
 std::span<const float> Session::decode(int32_t token) {
   // Decode is where packed weights pay; pack on the first step, on the session's threads.
-  if (!packed_for_decode_) {
-    arena_.execute([&] { packed_.pack_all(); });
-    packed_for_decode_ = true;
-  }
+  pack_for_decode();
   return prefill(std::span<const int32_t>(&token, 1));
+}
+
+void Session::pack_for_decode() {
+  if (packed_for_decode_) return;
+  arena_.execute([&] { packed_.pack_all(); });
+  packed_for_decode_ = true;
+}
+
+int64_t Session::n_past(int64_t slot) const {
+  if (slot < 0 || slot >= n_slots()) throw error("slot ", slot, ": expected 0 to ", n_slots() - 1);
+  return slot_past_[static_cast<size_t>(slot)];
+}
+
+void Session::reset_slot(int64_t slot) {
+  n_past(slot);  // checks the slot
+  slot_past_[static_cast<size_t>(slot)] = 0;
+}
+
+std::vector<std::span<const float>> Session::step_slots(std::span<const SlotTokens> inputs) {
+  const int64_t count = static_cast<int64_t>(inputs.size());
+  if (count == 0) throw error("no slots to step");
+  if (count > max_sequences_)
+    throw error(count, " sequences in one step: expected at most ", max_sequences_);
+  std::vector<int32_t> tokens;
+  std::vector<bool> seen(slot_past_.size(), false);
+  step_sequences_.clear();
+  token_sequence_.clear();
+  for (int64_t i = 0; i < count; ++i) {
+    const SlotTokens& in = inputs[static_cast<size_t>(i)];
+    const int64_t past = n_past(in.slot);
+    if (seen[static_cast<size_t>(in.slot)]) throw error("slot ", in.slot, " appears twice in one step");
+    seen[static_cast<size_t>(in.slot)] = true;
+    const int64_t len = static_cast<int64_t>(in.tokens.size());
+    if (len == 0) throw error("slot ", in.slot, ": no tokens to evaluate");
+    check_token_ids(in.tokens);
+    if (past + len > n_ctx_)
+      throw error("slot ", in.slot, ": ", len, " tokens do not fit in the context: ", past,
+                  " already cached, context is ", n_ctx_, " tokens (--ctx)");
+    const int64_t begin = static_cast<int64_t>(tokens.size());
+    step_sequences_.push_back({begin, begin + len, 0, 0, past + len, in.slot});
+    tokens.insert(tokens.end(), in.tokens.begin(), in.tokens.end());
+    token_sequence_.insert(token_sequence_.end(), static_cast<size_t>(len), static_cast<int32_t>(i));
+  }
+  const int64_t n = static_cast<int64_t>(tokens.size());
+  if (n > max_batch_)
+    throw error(n, " tokens in one step: expected at most ", max_batch_, " (the batch budget)");
+  if (!output_per_token_)
+    for (const ops::StepSequence& s : step_sequences_)
+      if (s.length > max_batch_ || s.length != s.end - s.begin)
+        throw error("graph '", graph_->name, "' pools over a whole sequence: expected each slot's "
+                    "tokens in one step");
+  run_step(tokens.data(), n, false);
+  std::vector<std::span<const float>> rows;
+  const float* out = reinterpret_cast<const float*>(arena_base_ + output_offset_);
+  for (int64_t i = 0; i < count; ++i) {
+    const ops::StepSequence& s = step_sequences_[static_cast<size_t>(i)];
+    slot_past_[static_cast<size_t>(s.slot)] = s.length;
+    const int64_t row = output_per_token_ ? s.end - 1 : i;
+    rows.emplace_back(out + row * output_width_, static_cast<size_t>(output_width_));
+  }
+  return rows;
 }
 
 }  // namespace gguflow::exec

@@ -39,6 +39,10 @@ struct SessionOptions {
   // Independent sequences one step may hold (evaluate_sequences); > 1 also lets max_batch
   // exceed n_ctx, and sizes full caches for max(n_ctx, max_batch) rows.
   int64_t max_sequences = 1;
+  // Sequences the session keeps between steps, each in its own slot of every KV cache
+  // (step_slots: a server's concurrent requests decoded together). Slot 0 is the one prefill()
+  // and decode() use.
+  int64_t n_slots = 1;
   Scheduler scheduler = Scheduler::kFlowGraph;
   // From the first decode step on, multiply packed copies of the weights the kernel plugin has
   // a packed layout for (same results, faster decode; runtime/exec/packed_weights.h).
@@ -69,7 +73,27 @@ class Session {
   // weights the plugin has a packed layout for (runtime/exec/packed_weights.h).
   std::span<const float> decode(int32_t token);
   // Forgets the sequence (n_past() = 0); the cache is overwritten by the next tokens.
-  void reset() { n_past_ = 0; }
+  void reset() { slot_past_[0] = 0; }
+
+  // New tokens of the sequence in one slot, for step_slots.
+  struct SlotTokens {
+    int64_t slot = 0;
+    std::span<const int32_t> tokens;
+  };
+  // One graph step over several slots' new tokens (each slot at most once), every one at its
+  // own next positions and attending only to its own cache slot: what a server runs to decode
+  // its requests together and to prefill a waiting prompt beside them. Each sequence gets the
+  // numbers it would get alone (no row's arithmetic depends on its neighbours; the weights'
+  // layout, row-major before the first decode() and packed after it, must be the same for the
+  // comparison: pack_for_decode()). Returns per entry the output row of its last token (valid
+  // until the next step). Throws gguflow::Error for a bad slot, an empty entry, a bad id, a
+  // slot's context overflow, or more than max_batch() tokens in all.
+  std::vector<std::span<const float>> step_slots(std::span<const SlotTokens> inputs);
+  void reset_slot(int64_t slot);
+  int64_t n_past(int64_t slot) const;
+  int64_t n_slots() const { return static_cast<int64_t>(slot_past_.size()); }
+  // Packs the weights the plugin has a packed layout for now (decode() does at its first call).
+  void pack_for_decode();
 
   // Evaluates independent sequences together in one graph step (a ragged batch: texts embedded
   // at once). Each starts at position 0 and attends only to itself; each gets exactly the
@@ -83,7 +107,7 @@ class Session {
   int64_t max_sequences() const { return max_sequences_; }
   int64_t max_batch() const { return max_batch_; }
 
-  int64_t n_past() const { return n_past_; }
+  int64_t n_past() const { return slot_past_[0]; }
   int64_t n_ctx() const { return n_ctx_; }
   int64_t n_vocab() const { return n_vocab_; }           // valid token ids are [0, n_vocab)
   int64_t output_width() const { return output_width_; }  // floats per output row
@@ -113,9 +137,12 @@ class Session {
   void bind_nodes();                      // nodes_
   void plan_arena();                      // arena, io_, feed and output offsets
 
-  // Runs one graph step over tokens[0..n) at positions n_past_.. (n <= max_batch_). With
-  // `last_output_only` the output producer may write just the last token's row (as row 0).
+  // Runs one graph step over tokens[0..n) of slot 0 at positions n_past().. (n <= max_batch_).
+  // With `last_output_only` the output producer may write just the last token's row (row 0).
   void step(const int32_t* tokens, int64_t n, bool last_output_only);
+  // Feeds tokens and each sequence's positions (step_sequences_, token_sequence_) and runs the
+  // graph once.
+  void run_step(const int32_t* tokens, int64_t n, bool last_output_only);
   // Throws naming the first id outside [0, n_vocab).
   void check_token_ids(std::span<const int32_t> tokens) const;
   // Per-step sequence tables (StepView::sequences, token_sequence), reused between steps.
@@ -135,7 +162,7 @@ class Session {
   int64_t n_ctx_ = 0, max_batch_ = 0, n_vocab_ = 0, output_width_ = 0, max_sequences_ = 1;
   bool output_per_token_ = true;
   bool last_output_only_supported_ = false;  // the output's producer can compute one row
-  int64_t n_past_ = 0;
+  std::vector<int64_t> slot_past_ = {0};  // tokens cached per slot
 
   tbb::task_arena arena_;
   // Default-initialized (never zero-filled): its pages become resident only when a step first
