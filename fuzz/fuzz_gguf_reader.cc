@@ -35,7 +35,8 @@ template <typename F>
 void clean(F&& f) {
   try {
     f();
-  } catch (const Error&) {
+  } catch (const Error& e) {
+    gguflow::fuzz::note_clean_error(e);
   }
 }
 
@@ -80,7 +81,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::shared_ptr<const GgufFile> file;
   try {
     file = GgufFile::parse("fuzz.gguf", std::vector<uint8_t>(data, data + size));
-  } catch (const Error&) {
+  } catch (const Error& e) {
+    gguflow::fuzz::note_clean_error(e);
     return 0;
   }
   // Metadata.

@@ -18,6 +18,14 @@ std::filesystem::path data_dir() {
 
 std::filesystem::path source_dir() { return GGUFLOW_SOURCE_DIR; }
 
+void note_clean_error(const std::exception& e) {
+  static const bool verbose = [] {
+    const char* v = std::getenv("GGUFLOW_FUZZ_VERBOSE");
+    return v && *v && std::string(v) != "0";
+  }();
+  if (verbose) std::fprintf(stderr, "clean error: %s\n", e.what());
+}
+
 void finding(const std::string& what) {
   std::fprintf(stderr, "fuzz finding: %s\n", what.c_str());
   std::abort();

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -18,6 +19,10 @@ namespace gguflow::fuzz {
 std::filesystem::path data_dir();
 // The source tree the targets were built from (the shipped graphs are in graphs/).
 std::filesystem::path source_dir();
+
+// With GGUFLOW_FUZZ_VERBOSE=1 in the environment, prints the message of a clean error (to see
+// what a seed or a corpus entry runs into); otherwise does nothing.
+void note_clean_error(const std::exception& e);
 
 // Reports a broken invariant the target checks (printed, then abort(): libFuzzer saves the
 // input as a crash).

@@ -106,7 +106,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<TokenId> ids;
   try {
     ids = tok.encode(rest, encode);
-  } catch (const Error&) {
+  } catch (const Error& e) {
+    gguflow::fuzz::note_clean_error(e);
     return 0;  // invalid UTF-8, named with its byte offset
   }
   // From here on the ids came from encode(): an exception is a finding (not caught).
