@@ -5,12 +5,18 @@
 // through the reference dequantizers (`gguflow tensor`), the hyperparameter checks a graph
 // binding runs, and the tokenizer built from the file's tokenizer.ggml.* metadata.
 // gguflow::Error is the clean-error path; anything else is a finding (fuzz/fuzz_support.h).
+//
+// GGUFLOW_FUZZ_WRITE_SEEDS=DIR makes the program write its small generated seeds
+// (fuzz/gguf_seeds.h) into DIR and exit, before any fuzzing: tools/fuzz.sh does that.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <vector>
 
 #include "fuzz/fuzz_support.h"
+#include "fuzz/gguf_seeds.h"
 #include "ops/error.h"
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/gguf/model_hparams.h"
@@ -76,6 +82,19 @@ void read_rows(const GgufFile& file, const gguflow::GgufTensorInfo& t) {
 }
 
 }  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  if (const char* dir = std::getenv("GGUFLOW_FUZZ_WRITE_SEEDS"); dir && *dir) {
+    try {
+      const int n = gguflow::fuzz::write_gguf_seeds(dir);
+      std::fprintf(stderr, "wrote %d GGUF seeds into %s\n", n, dir);
+    } catch (const Error& e) {
+      gguflow::fuzz::fail_setup(e.what());
+    }
+    std::exit(0);
+  }
+  return 0;
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::shared_ptr<const GgufFile> file;

@@ -1,12 +1,15 @@
 // libFuzzer target: the tokenizers (runtime/tokenizer) on the real vocabularies in
 // ../shared/data/vocab, one of each kind: SentencePiece (llama-spm), byte-level BPE with the
-// gpt-2 and the qwen2 pre-tokenizers, WordPiece (bert-bge), loaded once.
+// gpt-2 and the qwen2 pre-tokenizers, WordPiece (bert-bge); and, to reach the other two BPE
+// pre-tokenizers no shared vocabulary uses, the gpt-2 vocabulary rewritten (GgufWriter, into a
+// scratch folder) with tokenizer.ggml.pre = llama-bpe and default. All loaded once.
 //
-// Input: byte 0 chooses the vocabulary (low 2 bits) and the options (the next bits); the rest
-// is text (encoded, then the ids decoded back, whole and streamed) or, with bit 6 set, a list
-// of token ids (little-endian i32, reduced into -1..vocab size so out-of-range ids also occur)
-// to decode. Invalid UTF-8 and out-of-range ids must end in gguflow::Error; decoding ids that
-// encode produced must not throw at all, and byte-level BPE must give the text back exactly.
+// Input: byte 0 chooses the vocabulary (byte % 6, kVocabularies order), byte 1 the options
+// (bits below); the rest is text (encoded, then the ids decoded back, whole and streamed) or,
+// with kIdsInput set, a list of token ids (little-endian i32, reduced into -1..vocab size so
+// out-of-range ids also occur) to decode. Invalid UTF-8 and out-of-range ids must end in
+// gguflow::Error; decoding ids that encode produced must not throw at all, and byte-level BPE
+// must give the text back exactly.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -18,6 +21,8 @@
 #include "fuzz/fuzz_support.h"
 #include "ops/error.h"
 #include "runtime/gguf/gguf_file.h"
+#include "runtime/gguf/gguf_names.h"
+#include "runtime/gguf/gguf_writer.h"
 #include "runtime/tokenizer/detokenizer.h"
 #include "runtime/tokenizer/tokenizer.h"
 
@@ -34,11 +39,26 @@ struct Loaded {
 };
 std::vector<Loaded>* vocabularies = nullptr;
 
-constexpr const char* kVocabFiles[] = {
-    "vocab/ggml-vocab-llama-spm.gguf",  // SentencePiece, byte fallback
-    "vocab/ggml-vocab-gpt-2.gguf",      // byte-level BPE, gpt-2 pre-tokenizer
-    "vocab/ggml-vocab-qwen2.gguf",      // byte-level BPE, qwen2 pre-tokenizer, added tokens
-    "vocab/ggml-vocab-bert-bge.gguf",   // WordPiece
+struct VocabSource {
+  const char* file;  // under the shared data folder
+  const char* pre;   // nullptr: as in the file; else tokenizer.ggml.pre is rewritten to this
+};
+constexpr VocabSource kVocabularies[] = {
+    {"vocab/ggml-vocab-llama-spm.gguf", nullptr},  // 0 SentencePiece, byte fallback
+    {"vocab/ggml-vocab-gpt-2.gguf", nullptr},      // 1 byte-level BPE, gpt-2 pre-tokenizer
+    {"vocab/ggml-vocab-qwen2.gguf", nullptr},      // 2 byte-level BPE, qwen2, added tokens
+    {"vocab/ggml-vocab-bert-bge.gguf", nullptr},   // 3 WordPiece
+    {"vocab/ggml-vocab-gpt-2.gguf", "llama-bpe"},  // 4 BPE, llama-3 pre-tokenizer, ignore_merges
+    {"vocab/ggml-vocab-gpt-2.gguf", "default"},    // 5 BPE, llama.cpp's default pre-tokenizer
+};
+
+// Byte 1 of the input.
+enum : uint8_t {
+  kAddSpecial = 0x01,       // EncodeOptions::add_special
+  kParseSpecial = 0x02,     // EncodeOptions::parse_special
+  kRenderSpecial = 0x04,    // DecodeOptions::render_special
+  kAtSequenceStart = 0x08,  // DecodeOptions::at_sequence_start
+  kIdsInput = 0x10,         // the rest is token ids, not text
 };
 
 std::string decode_streamed(const Tokenizer& tok, const std::vector<TokenId>& ids,
@@ -53,11 +73,21 @@ std::string decode_streamed(const Tokenizer& tok, const std::vector<TokenId>& id
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   vocabularies = new std::vector<Loaded>();
-  for (const char* relative : kVocabFiles) {
-    const auto path = gguflow::fuzz::data_dir() / relative;
+  for (const VocabSource& source : kVocabularies) {
+    std::filesystem::path path = gguflow::fuzz::data_dir() / source.file;
     try {
       Loaded v;
-      v.name = relative;
+      v.name = source.file;
+      if (source.pre) {
+        const auto original = gguflow::GgufFile::open(path.string());
+        path = gguflow::fuzz::scratch_dir() / (std::string("vocab-pre-") + source.pre + ".gguf");
+        gguflow::GgufWriter w(path.string());
+        w.copy_metadata(*original, {gguflow::names::kTokenizerPre});
+        w.set_string(gguflow::names::kTokenizerPre, source.pre);
+        w.write_header();
+        w.finish();
+        v.name += std::string(" with pre ") + source.pre;
+      }
       v.file = gguflow::GgufFile::open(path.string());
       v.tokenizer = std::make_unique<Tokenizer>(Tokenizer::from_gguf(*v.file));
       vocabularies->push_back(std::move(v));
@@ -70,18 +100,18 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  if (size < 1) return 0;
-  const uint8_t control = data[0];
-  const Loaded& v = (*vocabularies)[control % vocabularies->size()];
+  if (size < 2) return 0;
+  const Loaded& v = (*vocabularies)[data[0] % vocabularies->size()];
   const Tokenizer& tok = *v.tokenizer;
+  const uint8_t flags = data[1];
   gguflow::EncodeOptions encode;
-  encode.add_special = control & 0x04;
-  encode.parse_special = control & 0x08;
+  encode.add_special = flags & kAddSpecial;
+  encode.parse_special = flags & kParseSpecial;
   gguflow::DecodeOptions decode;
-  decode.render_special = control & 0x10;
-  decode.at_sequence_start = control & 0x20;
-  const bool ids_input = control & 0x40;
-  const std::string_view rest(reinterpret_cast<const char*>(data + 1), size - 1);
+  decode.render_special = flags & kRenderSpecial;
+  decode.at_sequence_start = flags & kAtSequenceStart;
+  const bool ids_input = flags & kIdsInput;
+  const std::string_view rest(reinterpret_cast<const char*>(data + 2), size - 2);
 
   if (ids_input) {
     // Arbitrary ids: out-of-range ones must be refused cleanly, the rest decoded.

@@ -51,11 +51,14 @@ rm -rf "$work/seeds"
 mkdir -p "$work/seeds" "$work/corpus" "$work/findings" "$work/logs"
 seeds="$work/seeds"
 
-# GGUF reader: every model, vocabulary and malformed GGUF up to the input size limit.
+# GGUF reader: every model, vocabulary and malformed GGUF up to the input size limit...
 gguf_max_len=1310720  # 1.25 MiB: the stories260K files and the smaller synth/vocab files fit
 mkdir -p "$seeds/fuzz_gguf_reader"
 find "$data/models" "$data/vocab" "$data/malformed" -name '*.gguf' -size -"$((gguf_max_len / 1024 + 1))"k \
   -exec cp {} "$seeds/fuzz_gguf_reader/" \;
+# ...and small files the target writes with the project's GgufWriter (fuzz/gguf_seeds.h): each
+# tensor type, each value type, a tiny vocabulary of each tokenizer kind and pre-tokenizer.
+GGUFLOW_FUZZ_WRITE_SEEDS="$seeds/fuzz_gguf_reader" "$bin/fuzz_gguf_reader"
 
 # Graph loader: byte 0 chooses the model (fuzz/fuzz_graph_loader.cc kModels), the rest is YAML.
 base_separator=$'\n#%base.yaml\n'
@@ -79,21 +82,23 @@ for g in fuzz/seeds/graph_loader/*.yaml; do
     > "$seeds/fuzz_graph_loader/derived-$(basename "$g" .yaml)"
 done
 
-# Tokenizers: byte 0 = vocabulary (low 2 bits: spm, gpt-2, qwen2, bert) + options (fuzz_tokenizer.cc);
-# the strings of the vocabularies' test vectors one by one, and the shared texts.
+# Tokenizers: byte 0 = vocabulary (fuzz_tokenizer.cc kVocabularies: spm, gpt-2, qwen2, bert,
+# gpt-2 with the llama-bpe and the default pre-tokenizer), byte 1 = options (0x0b: BOS/EOS,
+# special tokens parsed, sequence start); then the strings of the vocabularies' test vectors one
+# by one, and the shared texts.
 mkdir -p "$seeds/fuzz_tokenizer"
 vectors="$data/vocab/ggml-vocab-llama-spm.gguf.inp"
 LC_ALL=C awk -v RS='\n__ggml_vocab_test__\n' -v dir="$seeds/fuzz_tokenizer/vector-" \
   '{ f = dir NR; printf "%s", $0 > f; close(f) }' "$vectors"
 for f in "$seeds"/fuzz_tokenizer/vector-*; do
-  for control in 00 01 02 03 0d 0e; do  # plain; gpt-2, qwen2, bert with BOS and special tokens
-    { printf "\\x$control"; cat "$f"; } > "$f.$control"
+  for header in 0000 0100 0200 0300 0400 0500 000b 010b 020b 030b; do
+    { printf "\\x${header:0:2}\\x${header:2:2}"; cat "$f"; } > "$f.$header"
   done
   rm "$f"
 done
 for t in "$data"/text/*.txt; do
-  for control in 00 01 02 03; do
-    { printf "\\x$control"; cat "$t"; } > "$seeds/fuzz_tokenizer/text-$(basename "$t" .txt).$control"
+  for header in 0000 0100 0200 0300 0400 0500; do
+    { printf "\\x${header:0:2}\\x${header:2:2}"; cat "$t"; } > "$seeds/fuzz_tokenizer/text-$(basename "$t" .txt).$header"
   done
 done
 
