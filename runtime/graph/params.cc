@@ -33,7 +33,10 @@ ParamResolver::ParamResolver(const GraphSpec& spec, const GgufFile& model,
     order_.push_back(p.name);
     entries_[p.name].spec = &p;
   }
-  for (const auto& [name, text] : overrides) {
+  for (const auto& override_entry : overrides) {
+    // Not a structured binding: clang 14 (the fuzz build) cannot capture one in a lambda.
+    const std::string& name = override_entry.first;
+    const std::string& text = override_entry.second;
     auto it = entries_.find(name);
     if (it == entries_.end()) {
       throw error("--set ", name, "=", text, ": expected the name of one of the graph's params (",

@@ -2,6 +2,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 
 #include "ops/op_registry.h"
@@ -154,6 +156,33 @@ Located locate(GraphSpec& spec, const Sourced& name_node, const char* edit) {
 
 GraphSpec parse_file(const YAML::Node& root, const std::string& file, std::vector<std::string>& chain);
 
+// yaml-cpp keeps every entry of a repeated key and node[key] returns the first, so a second
+// `eps:` in a node or a second `n_layer:` under `params:` was silently ignored. Every mapping
+// of the file is checked (the top level is checked first, by parse_file, with its own message).
+// Each mapping and list is visited once, known by its position and kind: an alias refers to the
+// node it names, so a YAML alias bomb (malformed/graph_alias_bomb.yaml) is walked in time linear
+// in the file, not in its 10^9 expanded entries.
+void check_duplicate_keys(const YAML::Node& node, const std::string& file,
+                          std::set<std::pair<int, int>>& visited) {
+  if (!node.IsMap() && !node.IsSequence()) return;
+  if (!visited.emplace(node.Mark().pos, static_cast<int>(node.Type())).second) return;
+  if (node.IsSequence()) {
+    for (const auto& item : node) check_duplicate_keys(item, file, visited);
+    return;
+  }
+  std::map<std::string, YAML::Node> keys;
+  for (const auto& kv : node) {
+    if (kv.first.IsScalar()) {
+      const auto [first, inserted] = keys.emplace(kv.first.Scalar(), kv.first);
+      if (!inserted)
+        fail_at(location_of(kv.first, file), "duplicate key '", kv.first.Scalar(),
+                "' in a mapping: expected each key once, found it again (first at ",
+                location_of(first->second, file).to_string(), ")");
+    }
+    check_duplicate_keys(kv.second, file, visited);
+  }
+}
+
 GraphSpec load_file(const std::string& path, std::vector<std::string>& chain) {
   const std::string text = read_input_file(path, "graph file");
   YAML::Node root;
@@ -183,6 +212,8 @@ GraphSpec parse_file(const YAML::Node& root, const std::string& file, std::vecto
                 location_of(first, file).to_string(), ")");
     seen_keys.emplace_back(key, kv.first);
   }
+  std::set<std::pair<int, int>> visited;
+  check_duplicate_keys(root, file, visited);
   auto get = [&](const char* key) { return Sourced{root[key], file}; };
 
   GraphSpec spec;

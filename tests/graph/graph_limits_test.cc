@@ -133,6 +133,67 @@ TEST_F(GraphLimits, DuplicateTopLevelKeyIsRefusedWithItsPlace) {
                            location_of(path.string(), text, "\nnodes:", 1) + ")"));
 }
 
+// Nested mappings too (issue 23): yaml-cpp keeps both entries and node[key] returns the first,
+// so a second `out:` in a node or `n_layer:` under params was silently ignored.
+TEST_F(GraphLimits, DuplicateKeyInANodeIsRefusedWithItsPlace) {
+  const auto path = temp_dir() / "dup_node.yaml";
+  const std::string node = "{name: token_embd, op: embed, tokens: tokens, weight: token_embd.weight, out: x}";
+  const std::string text =
+      replace_once(read_text(decode_yaml()), node,
+                   "{name: token_embd, op: embed, tokens: tokens, weight: token_embd.weight, out: x, out: y}");
+  EXPECT_THAT(load_error(path, text, model_),
+              HasSubstr(location_of(path.string(), text, "out: y") +
+                        ": duplicate key 'out' in a mapping: expected each key once, found it again (first at " +
+                        location_of(path.string(), text, "out: x, out: y") + ")"));
+}
+
+TEST_F(GraphLimits, DuplicateParamIsRefusedWithItsPlace) {
+  const auto path = temp_dir() / "dup_param.yaml";
+  const std::string text = replace_once(read_text(decode_yaml()), "params:\n", "params:\n  n_layer: 1\n");
+  EXPECT_THAT(load_error(path, text, model_),
+              HasSubstr(location_of(path.string(), text, "  n_layer:     \"{arch}", 2) +
+                        ": duplicate key 'n_layer' in a mapping: expected each key once, found it again (first at " +
+                        location_of(path.string(), text, "  n_layer: 1", 2) + ")"));
+}
+
+// Deeper: a switch's cases inside a derived graph's params, and a base file with a duplicate
+// in a node of a repeat block, reported in the base file where it was written.
+TEST_F(GraphLimits, DuplicateKeysAreRefusedAtAnyDepthAndInBaseFiles) {
+  const auto dir = temp_dir();
+  const std::string derived =
+      "graph: derived\n"
+      "extends: decode.yaml\n"
+      "params:\n"
+      "  rope_mode:\n"
+      "    switch: arch\n"
+      "    cases: {llama: normal, qwen2: neox, llama: neox}\n";
+  write_text(dir / "decode.yaml", read_text(decode_yaml()));
+  EXPECT_THAT(load_error(dir / "derived.yaml", derived, model_),
+              HasSubstr(location_of((dir / "derived.yaml").string(), derived, "llama: neox") +
+                        ": duplicate key 'llama' in a mapping"));
+
+  const std::string node = "{name: \"blk.{i}.ffn_act\", op: silu_mul, gate: g, up: u, out: g}";
+  const std::string base = replace_once(read_text(decode_yaml()), node,
+                                        "{name: \"blk.{i}.ffn_act\", op: silu_mul, gate: g, up: u, gate: u, out: g}");
+  write_text(dir / "decode.yaml", base);
+  const std::string child = "graph: child\nextends: decode.yaml\n";
+  EXPECT_THAT(load_error(dir / "child.yaml", child, model_),
+              HasSubstr(location_of((dir / "decode.yaml").string(), base, "gate: u,") +
+                        ": duplicate key 'gate' in a mapping: expected each key once, found it again (first at " +
+                        location_of((dir / "decode.yaml").string(), base, "gate: g, up: u, gate: u") + ")"));
+}
+
+// An aliased mapping is one node: its keys are checked once, and a duplicate inside it is
+// reported where the anchor was written.
+TEST_F(GraphLimits, DuplicateKeyInAnAliasedMappingIsReportedAtTheAnchor) {
+  const auto path = temp_dir() / "dup_alias.yaml";
+  const std::string text = replace_once(
+      read_text(decode_yaml()), "inputs:\n",
+      "inputs:\n  extra: &spec {dtype: i32, shape: [T], dtype: f32}\n  again: *spec\n");
+  EXPECT_THAT(load_error(path, text, model_),
+              HasSubstr(location_of(path.string(), text, "dtype: f32") + ": duplicate key 'dtype' in a mapping"));
+}
+
 // ---- model metadata checked when a graph binds (issue 23, class 7) ----------------------------
 
 // stories260K with `key` replaced by what `set` writes (nothing: removed).
