@@ -77,6 +77,11 @@ struct ItemBudget {
 };
 thread_local ItemBudget* item_budget = nullptr;
 
+// Repeat blocks nest by recursion here and in expansion: a bound keeps deep nesting (YAML aliases
+// make it cheap to write) a clean error instead of a stack overflow (fuzz/findings).
+constexpr int kMaxRepeatNesting = 64;
+thread_local int repeat_nesting = 0;
+
 SpecItem parse_item(const Sourced& entry) {
   if (item_budget && ++item_budget->parsed > item_budget->limit)
     fail_at(entry.where(), "the graph holds more than ", item_budget->limit,
@@ -95,7 +100,19 @@ SpecItem parse_item(const Sourced& entry) {
       if (key == "repeat" || key == "name") continue;
       if (key == "as") item.var = scalar(value, "a variable name");
       else if (key == "group") item.group = scalar(value, "a group label such as blk.{i}");
-      else if (key == "nodes") item.body = parse_items(value, "nodes");
+      else if (key == "nodes") {
+        if (repeat_nesting >= kMaxRepeatNesting)
+          fail_at(entry.where(), "repeat blocks nested deeper than ", kMaxRepeatNesting,
+                  " levels: expected at most ", kMaxRepeatNesting);
+        ++repeat_nesting;
+        try {
+          item.body = parse_items(value, "nodes");
+        } catch (...) {
+          --repeat_nesting;
+          throw;
+        }
+        --repeat_nesting;
+      }
       else
         fail_at(location_of(kv.first, entry.file), "unknown key '", key,
                 "' in a repeat block: expected repeat, as, group, name or nodes",

@@ -2,6 +2,8 @@
 // checked before anything is unrolled, and each hostile graph or model in
 // ../shared/data/malformed fails at once with one message naming the limit.
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 
 #include <gmock/gmock.h>
@@ -81,6 +83,21 @@ TEST_F(GraphLimits, YamlAliasBombIsRefusedWhileParsing) {
   EXPECT_THAT(e, HasSubstr("graph_alias_bomb.yaml:"));
   EXPECT_THAT(e, HasSubstr("once its YAML aliases are resolved, more than the limit of 1000000 graph "
                            "items (set GGUFLOW_MAX_GRAPH_NODES to raise it)"));
+}
+
+// Found by fuzz_graph_loader (fuzz/findings/graph_loader_stack_overflow.bin): repeat blocks
+// nested through YAML aliases recursed until the stack overflowed.
+TEST_F(GraphLimits, DeeplyNestedRepeatBlocksAreRefused) {
+  std::string yaml = "graph: deep\nextends: " + decode_yaml().string() +
+                     "\nparams:\n  b0: &b0 [{name: bomb, op: add, in: [x, x], out: x}]\n";
+  for (int i = 1; i < 100; ++i)
+    yaml += "  b" + std::to_string(i) + ": &b" + std::to_string(i) + " [{repeat: 1, nodes: *b" +
+            std::to_string(i - 1) + "}]\n";
+  yaml += "append: *b99\n";
+  const std::filesystem::path file = temp_dir() / "deep.yaml";
+  std::ofstream(file) << yaml;
+  EXPECT_THAT(error_loading(file.string(), model_),
+              HasSubstr("repeat blocks nested deeper than 64 levels"));
 }
 
 TEST_F(GraphLimits, ExpansionPastTheNodeBudgetIsRefusedBeforeUnrolling) {
