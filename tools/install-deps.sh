@@ -4,7 +4,7 @@ set -euo pipefail
 if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
 packages=(build-essential cmake ninja-build ccache libtbb-dev libyaml-cpp-dev libhwy-dev
           libboost-dev libboost-filesystem-dev libgtest-dev libbenchmark-dev graphviz
-          libcli11-dev
+          libcli11-dev libcpp-httplib-dev nlohmann-json3-dev
           clang libfuzzer-14-dev libclang-rt-14-dev)  # the last three: tools/fuzz.sh
 missing=()
 for p in "${packages[@]}"; do
