@@ -29,6 +29,17 @@ endif()
 find_package(CLI11 CONFIG QUIET)
 gguflow_require_package(CLI11_FOUND libcli11-dev "CLI11 (2.1), the command-line parser")
 
+find_package(nlohmann_json 3.11 CONFIG QUIET)
+gguflow_require_package(nlohmann_json_FOUND nlohmann-json3-dev "nlohmann-json (3.11), the JSON library")
+
+# cpp-httplib ships a pkg-config file only; its flags (-DCPPHTTPLIB_OPENSSL_SUPPORT, ...) must
+# match how Debian built libcpp-httplib.so, so they come from there too.
+find_package(PkgConfig QUIET)
+if(PkgConfig_FOUND)
+  pkg_check_modules(CPP_HTTPLIB QUIET IMPORTED_TARGET cpp-httplib>=0.11)
+endif()
+gguflow_require_package(CPP_HTTPLIB_FOUND "pkg-config libcpp-httplib-dev" "cpp-httplib (0.11), the HTTP server of `gguflow serve`")
+
 if(GGUFLOW_BUILD_TESTS)
   find_package(GTest QUIET)
   gguflow_require_package(GTest_FOUND libgtest-dev "GoogleTest")

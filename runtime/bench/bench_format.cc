@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "ops/error.h"
-#include "runtime/core/json_writer.h"
+#include "runtime/core/json.h"
 
 namespace gguflow::bench {
 namespace {
@@ -46,37 +46,32 @@ std::string markdown(const BenchReport& r) {
 }
 
 std::string json(const BenchReport& r) {
-  JsonWriter w;
-  w.begin_array();
+  Json rows = Json::array();
   for (const BenchRow& row : r.rows) {
-    w.begin_object();
-    w.key("test").value(row.test);
-    w.key("n_tokens").value(row.n_tokens);
-    w.key("threads").value(row.threads);
-    w.key("kernels").value(row.kernels);
-    w.key("tokens_per_s_median").value(row.tokens_per_s_median);
-    w.key("tokens_per_s_min").value(row.tokens_per_s_min);
-    w.key("tokens_per_s_max").value(row.tokens_per_s_max);
-    w.key("seconds").begin_array();
-    for (double s : row.seconds) w.value(s);
-    w.end_array();
-    w.key("peak_rss_bytes").value(row.peak_rss_bytes);
-    w.key("peak_rss_scope").value(r.peak_rss_scope);
-    w.key("bandwidth_bytes_per_s").value(row.bandwidth_bytes_per_s);
-    if (row.generation) w.key("roofline_fraction").value(row.roofline_fraction);
-    w.key("weight_bytes_per_token").value(r.weight_bytes_per_token);
-    w.key("model").value(r.model_path);
-    w.key("model_file_bytes").value(r.model_file_bytes);
-    w.key("graph").value(r.graph_name);
-    w.key("scheduler").value(r.scheduler);
-    w.key("n_ctx").value(r.n_ctx);
-    w.key("kv_cache_bytes").value(r.kv_cache_bytes);
-    w.key("kv_cache_summary").value(r.kv_cache_summary);
-    w.key("arena_bytes").value(r.arena_bytes);
-    w.end_object();
+    Json j = {{"test", row.test},
+              {"n_tokens", row.n_tokens},
+              {"threads", row.threads},
+              {"kernels", row.kernels},
+              {"tokens_per_s_median", row.tokens_per_s_median},
+              {"tokens_per_s_min", row.tokens_per_s_min},
+              {"tokens_per_s_max", row.tokens_per_s_max},
+              {"seconds", row.seconds},
+              {"peak_rss_bytes", row.peak_rss_bytes},
+              {"peak_rss_scope", r.peak_rss_scope},
+              {"bandwidth_bytes_per_s", row.bandwidth_bytes_per_s}};
+    if (row.generation) j["roofline_fraction"] = row.roofline_fraction;
+    j["weight_bytes_per_token"] = r.weight_bytes_per_token;
+    j["model"] = r.model_path;
+    j["model_file_bytes"] = r.model_file_bytes;
+    j["graph"] = r.graph_name;
+    j["scheduler"] = r.scheduler;
+    j["n_ctx"] = r.n_ctx;
+    j["kv_cache_bytes"] = r.kv_cache_bytes;
+    j["kv_cache_summary"] = r.kv_cache_summary;
+    j["arena_bytes"] = r.arena_bytes;
+    rows.push_back(std::move(j));
   }
-  w.end_array();
-  return w.str() + "\n";
+  return json_text(rows) + "\n";
 }
 
 // RFC 4180 quoting for fields that need it (paths with commas or quotes).

@@ -9,7 +9,7 @@
 #include "runtime/cli/commands.h"
 #include "runtime/cli/shared_options.h"
 #include "ops/error.h"
-#include "runtime/core/json_writer.h"
+#include "runtime/core/json.h"
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/gguf/gguf_names.h"
 #include "runtime/gguf/model_hparams.h"
@@ -161,53 +161,43 @@ void print_text(const GgufFile& file, bool list_tensors) {
 
 void print_json(const GgufFile& file, bool list_tensors) {
   Summary s = summarize(file);
-  JsonWriter j;
-  j.begin_object();
-  j.key("file").value(file.path());
-  j.key("version").value(static_cast<int64_t>(file.version()));
-  j.key("architecture").value(file.architecture());
-  j.key("tensor_count").value(static_cast<uint64_t>(file.tensors().size()));
-  j.key("kv_count").value(static_cast<uint64_t>(file.metadata().size()));
-  j.key("parameters").value(s.parameters);
-  j.key("file_bytes").value(file.file_bytes());
-  j.key("tensor_bytes").value(s.tensor_bytes);
-  if (s.parameters) j.key("bits_per_weight").value(8.0 * s.tensor_bytes / s.parameters);
+  Json j = {{"file", file.path()},
+            {"version", file.version()},
+            {"architecture", file.architecture()},
+            {"tensor_count", file.tensors().size()},
+            {"kv_count", file.metadata().size()},
+            {"parameters", s.parameters},
+            {"file_bytes", file.file_bytes()},
+            {"tensor_bytes", s.tensor_bytes}};
+  if (s.parameters) j["bits_per_weight"] = 8.0 * s.tensor_bytes / s.parameters;
   ModelHparams h;
   std::string why;
   if (try_hparams(file, &h, &why)) {
-    j.key("hparams").begin_object();
-    j.key("n_layer").value(h.n_layer).key("n_embd").value(h.n_embd);
-    j.key("n_head").value(h.n_head).key("n_head_kv").value(h.n_head_kv);
-    j.key("head_dim").value(h.head_dim).key("n_ff").value(h.n_ff);
-    j.key("n_ctx_train").value(h.n_ctx_train).key("n_vocab").value(h.n_vocab);
-    j.key("rope_freq_base").value(h.rope_freq_base).key("rope_neox").value(h.rope_neox);
-    j.key("n_rot").value(h.n_rot).key("rms_eps").value(h.rms_eps);
-    j.key("tied_output").value(h.tied_output);
-    j.end_object();
+    j["hparams"] = {{"n_layer", h.n_layer},       {"n_embd", h.n_embd},
+                    {"n_head", h.n_head},         {"n_head_kv", h.n_head_kv},
+                    {"head_dim", h.head_dim},     {"n_ff", h.n_ff},
+                    {"n_ctx_train", h.n_ctx_train}, {"n_vocab", h.n_vocab},
+                    {"rope_freq_base", h.rope_freq_base}, {"rope_neox", h.rope_neox},
+                    {"n_rot", h.n_rot},           {"rms_eps", h.rms_eps},
+                    {"tied_output", h.tied_output}};
   }
   uint64_t n_tokens = 0;
-  std::string tok = tokenizer_kind(file, &n_tokens);
-  j.key("tokenizer").begin_object().key("model").value(tok).key("tokens").value(n_tokens).end_object();
-  j.key("type_mix").begin_object();
-  for (const auto& [type, totals] : s.by_type) j.key(type).value(totals.count);
-  j.end_object();
-  j.key("type_bytes").begin_object();
-  for (const auto& [type, totals] : s.by_type) j.key(type).value(totals.bytes);
-  j.end_object();
+  const std::string tok = tokenizer_kind(file, &n_tokens);
+  j["tokenizer"] = {{"model", tok}, {"tokens", n_tokens}};
+  Json& type_mix = j["type_mix"] = Json::object();
+  for (const auto& [type, totals] : s.by_type) type_mix[type] = totals.count;
+  Json& type_bytes = j["type_bytes"] = Json::object();
+  for (const auto& [type, totals] : s.by_type) type_bytes[type] = totals.bytes;
   if (list_tensors) {
-    j.key("tensors").begin_array();
-    for (const auto& t : file.tensors()) {
-      j.begin_object().key("name").value(t.name).key("type").value(t.type_name());
-      j.key("shape").begin_array();
-      for (uint64_t d : t.dims) j.value(d);
-      j.end_array();
-      j.key("bytes").value(bytes_or_zero(t)).key("offset").value(file.data_offset() + t.offset);
-      j.end_object();
-    }
-    j.end_array();
+    Json& tensors = j["tensors"] = Json::array();
+    for (const auto& t : file.tensors())
+      tensors.push_back({{"name", t.name},
+                         {"type", t.type_name()},
+                         {"shape", t.dims},
+                         {"bytes", bytes_or_zero(t)},
+                         {"offset", file.data_offset() + t.offset}});
   }
-  j.end_object();
-  std::printf("%s\n", j.str().c_str());
+  std::printf("%s\n", json_text(j).c_str());
 }
 
 }  // namespace

@@ -9,7 +9,7 @@
 #include "runtime/cli/args.h"
 #include "runtime/cli/commands.h"
 #include "ops/error.h"
-#include "runtime/core/json_writer.h"
+#include "runtime/core/json.h"
 #include "runtime/plugins/kernel_plugins.h"
 
 namespace gguflow::cli {
@@ -58,28 +58,22 @@ int run_kernels(int argc, char** argv) {
   }
 
   if (args.has("--json")) {
-    JsonWriter json;
-    json.begin_object();
-    json.key("cpu_targets").value(cpu_targets());
-    json.key("abi_version").value(static_cast<int64_t>(GGUFLOW_KERNEL_ABI_VERSION));
-    json.key("selected").value(selected.plugin.name);
-    json.key("plugins").begin_array();
+    Json plugin_list = Json::array();
     for (size_t i = 0; i < candidates.size(); ++i) {
       const auto& c = candidates[i];
-      const bool is_selected = c.path == selected.plugin.path;
-      json.begin_object();
-      json.key("name").value(c.name);
-      json.key("target").value(c.target);
-      json.key("path").value(c.path.string());
-      json.key("supported").value(c.usable && load_error[i].empty());
-      json.key("reason").value(c.usable ? load_error[i] : c.reason);
-      json.key("selected").value(is_selected);
-      json.key("abi_version").value(abi[i]);
-      json.end_object();
+      plugin_list.push_back({{"name", c.name},
+                             {"target", c.target},
+                             {"path", c.path.string()},
+                             {"supported", c.usable && load_error[i].empty()},
+                             {"reason", c.usable ? load_error[i] : c.reason},
+                             {"selected", c.path == selected.plugin.path},
+                             {"abi_version", abi[i]}});
     }
-    json.end_array();
-    json.end_object();
-    std::printf("%s\n", json.str().c_str());
+    const Json json = {{"cpu_targets", cpu_targets()},
+                       {"abi_version", GGUFLOW_KERNEL_ABI_VERSION},
+                       {"selected", selected.plugin.name},
+                       {"plugins", plugin_list}};
+    std::printf("%s\n", json_text(json).c_str());
     return 0;
   }
 

@@ -12,7 +12,7 @@
 #include "runtime/cli/commands.h"
 #include "runtime/core/console.h"
 #include "runtime/core/input_file.h"
-#include "runtime/core/json_writer.h"
+#include "runtime/core/json.h"
 #include "ops/error.h"
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/tokenizer/tokenizer.h"
@@ -98,13 +98,9 @@ int run_tokenize(int argc, char** argv) {
   const auto ids = tokenizer.encode(text, {.add_special = !args.has("--no-bos"),
                                            .parse_special = args.has("--parse-special")});
   if (args.has("--json")) {
-    JsonWriter json(0);
-    json.begin_object().key("ids").begin_array();
-    for (TokenId id : ids) json.value(static_cast<int64_t>(id));
-    json.end_array().key("pieces").begin_array();
-    for (TokenId id : ids) json.value(tokenizer.piece(id, /*render_special=*/true));
-    json.end_array().end_object();
-    std::printf("%s\n", json.str().c_str());
+    Json json = {{"ids", ids}, {"pieces", Json::array()}};
+    for (TokenId id : ids) json["pieces"].push_back(tokenizer.piece(id, /*render_special=*/true));
+    std::printf("%s\n", json_text(json, -1).c_str());
     return 0;
   }
   std::string out;

@@ -1,9 +1,8 @@
 // The part of JSON that `gguflow embed` reads: one object per line (JSON Lines), from which it
-// takes one string field. A small strict parser (RFC 8259): the whole line must be one object,
-// every other value is checked and skipped.
+// takes one string field. Parsed strictly (RFC 8259, nlohmann-json): the whole line must be one
+// object.
 #pragma once
 
-#include <optional>
 #include <string>
 #include <string_view>
 
@@ -18,8 +17,9 @@ struct JsonField {
 };
 
 // Parses `line` as one JSON object and returns its field `key` (the last one when repeated).
-// Throws gguflow::Error "column C: expected ..., found ..." (1-based byte column) when the line
-// is not a single valid JSON object.
+// Throws gguflow::Error "parse error at line 1, column C: ..." (1-based byte column) when the
+// line is not a single valid JSON object, or when the string holds a NUL character (\u0000: no
+// text to embed has one, and C strings downstream would cut it).
 JsonField json_object_field(std::string_view line, std::string_view key);
 
 }  // namespace gguflow::embed

@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-#include "runtime/core/json_writer.h"
+#include "runtime/core/json.h"
 #include "runtime/exec/greedy.h"
 #include "runtime/exec/token_io.h"
 #include "runtime/gguf/gguf_file.h"
@@ -63,20 +63,14 @@ void run_tokens(const RunTokensRequest& request, const GguflowKernels& kernels, 
                  session.packed_weight_bytes() / 1048576.0);
 
   if (request.json) {
-    JsonWriter json;
-    json.begin_object().key("tokens").begin_array();
-    for (int32_t id : request.tokens) json.value(static_cast<int64_t>(id));
-    json.end_array().key("greedy").begin_array();
-    for (int32_t id : ids) json.value(static_cast<int64_t>(id));
-    json.end_array().key("dump_logits");
-    if (dump) json.value(request.dump_logits);
-    else json.null();
-    json.key("n_vocab").value(session.output_width());
-    json.key("prefill_seconds").value(prefill_seconds);
-    json.key("decode_seconds").value(decode_seconds);
-    json.key("kernels").value(kernels.target_name);
-    json.end_object();
-    std::fprintf(out, "%s\n", json.str().c_str());
+    const Json json = {{"tokens", request.tokens},
+                       {"greedy", ids},
+                       {"dump_logits", dump ? Json(request.dump_logits) : Json(nullptr)},
+                       {"n_vocab", session.output_width()},
+                       {"prefill_seconds", prefill_seconds},
+                       {"decode_seconds", decode_seconds},
+                       {"kernels", kernels.target_name}};
+    std::fprintf(out, "%s\n", json_text(json).c_str());
   } else if (!ids.empty()) {
     for (size_t i = 0; i < ids.size(); ++i) std::fprintf(out, i ? " %d" : "%d", ids[i]);
     std::fprintf(out, "\n");

@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "runtime/core/json_writer.h"
+#include "runtime/core/json.h"
 
 namespace gguflow::runner {
 namespace {
@@ -37,12 +37,6 @@ double decimal(float value) {
   return std::strtod(text, nullptr);
 }
 
-void write_ids(JsonWriter& json, const std::vector<TokenId>& ids) {
-  json.begin_array();
-  for (TokenId id : ids) json.value(static_cast<int64_t>(id));
-  json.end_array();
-}
-
 }  // namespace
 
 std::string timings_line(const RunReport& report) {
@@ -64,69 +58,52 @@ std::string timings_line(const RunReport& report) {
 
 std::string report_json(const RunReport& report) {
   const Totals t = totals(report);
-  JsonWriter json;
-  json.begin_object();
-  json.key("model").value(report.model_path);
-  json.key("model_source").value(report.model_source);
-  json.key("random_weights").value(report.random_weights);
-  json.key("graph").value(report.graph_path);
-  json.key("context_shifts").value(report.context_shifts);
-  json.key("kernels").begin_object();
-  json.key("name").value(report.kernels_name);
-  json.key("target").value(report.kernels_target);
-  json.key("path").value(report.kernels_path);
-  json.end_object();
-  json.key("threads").value(report.threads);
-  json.key("n_ctx").value(report.n_ctx);
-  json.key("mode").value(report.mode);
-
+  Json json = {{"model", report.model_path},
+               {"model_source", report.model_source},
+               {"random_weights", report.random_weights},
+               {"graph", report.graph_path},
+               {"context_shifts", report.context_shifts},
+               {"kernels",
+                {{"name", report.kernels_name},
+                 {"target", report.kernels_target},
+                 {"path", report.kernels_path}}},
+               {"threads", report.threads},
+               {"n_ctx", report.n_ctx},
+               {"mode", report.mode}};
   const sampling::SamplerConfig& s = report.sampler;
-  json.key("sampler").begin_object();
-  json.key("temperature").value(decimal(s.temperature));
-  json.key("top_k").value(s.top_k);
-  json.key("top_p").value(decimal(s.top_p));
-  json.key("min_p").value(decimal(s.min_p));
-  json.key("repeat_penalty").value(decimal(s.repeat_penalty));
-  json.key("repeat_last_n").value(s.repeat_last_n);
-  json.key("seed").value(s.seed);
-  json.end_object();
+  json["sampler"] = {{"temperature", decimal(s.temperature)},
+                     {"top_k", s.top_k},
+                     {"top_p", decimal(s.top_p)},
+                     {"min_p", decimal(s.min_p)},
+                     {"repeat_penalty", decimal(s.repeat_penalty)},
+                     {"repeat_last_n", s.repeat_last_n},
+                     {"seed", s.seed}};
 
   // The single-turn fields; for a chat, those of the last turn.
   static const GenerationResult kNone;
   const GenerationResult& last = report.turns.empty() ? kNone : report.turns.back();
-  json.key("prompt").value(report.prompt);
-  json.key("prompt_ids");
-  write_ids(json, last.prompt_ids);
-  json.key("text").value(last.text);
-  json.key("ids");
-  write_ids(json, last.ids);
-  json.key("stop").value(report.turns.empty() ? "" : stop_reason_name(last.stop));
+  json["prompt"] = report.prompt;
+  json["prompt_ids"] = last.prompt_ids;
+  json["text"] = last.text;
+  json["ids"] = last.ids;
+  json["stop"] = report.turns.empty() ? "" : stop_reason_name(last.stop);
   if (report.turns.size() > 1) {
-    json.key("turns").begin_array();
-    for (const GenerationResult& r : report.turns) {
-      json.begin_object();
-      json.key("prompt_ids");
-      write_ids(json, r.prompt_ids);
-      json.key("text").value(r.text);
-      json.key("ids");
-      write_ids(json, r.ids);
-      json.key("stop").value(stop_reason_name(r.stop));
-      json.end_object();
-    }
-    json.end_array();
+    Json& turns = json["turns"] = Json::array();
+    for (const GenerationResult& r : report.turns)
+      turns.push_back({{"prompt_ids", r.prompt_ids},
+                       {"text", r.text},
+                       {"ids", r.ids},
+                       {"stop", stop_reason_name(r.stop)}});
   }
-
-  json.key("timings").begin_object();
-  json.key("load_ms").value(report.load_seconds * 1e3);
-  json.key("prompt_tokens").value(t.prompt_tokens);
-  json.key("prompt_ms").value(t.prompt_seconds * 1e3);
-  json.key("prompt_tokens_per_s").value(per_second(t.prompt_tokens, t.prompt_seconds));
-  json.key("generated_tokens").value(t.generated_tokens);
-  json.key("generate_ms").value(t.generate_seconds * 1e3);
-  json.key("generate_tokens_per_s").value(per_second(t.generated_tokens, t.generate_seconds));
-  json.end_object();
-  json.end_object();
-  return json.str() + "\n";
+  json["timings"] = {
+      {"load_ms", report.load_seconds * 1e3},
+      {"prompt_tokens", t.prompt_tokens},
+      {"prompt_ms", t.prompt_seconds * 1e3},
+      {"prompt_tokens_per_s", per_second(t.prompt_tokens, t.prompt_seconds)},
+      {"generated_tokens", t.generated_tokens},
+      {"generate_ms", t.generate_seconds * 1e3},
+      {"generate_tokens_per_s", per_second(t.generated_tokens, t.generate_seconds)}};
+  return json_text(json) + "\n";
 }
 
 }  // namespace gguflow::runner

@@ -1,6 +1,6 @@
-// A minimal strict JSON parser for tests that read back `--json` documents (ours, such as the
-// bench rows, and the reference files in ../shared/data/reference/generation). RFC 8259 syntax;
-// numbers are kept as double; \uXXXX escapes (with surrogate pairs) become UTF-8.
+// JSON documents read back by tests (ours, such as the bench rows, and the reference files in
+// ../shared/data/reference/generation) as a plain struct: parsed strictly by nlohmann-json
+// (RFC 8259); numbers are kept as double; \uXXXX escapes (with surrogate pairs) become UTF-8.
 #pragma once
 
 #include <map>
