@@ -13,12 +13,11 @@
 #include "runtime/core/console.h"
 #include "runtime/core/input_file.h"
 #include "runtime/gguf/gguf_file.h"
-#include "runtime/graph/graph_choice.h"
 #include "runtime/graph/load.h"
-#include "runtime/graph/sampler_section.h"
 #include "runtime/plugins/kernel_plugins.h"
 #include "runtime/runner/chat_conversation.h"
 #include "runtime/runner/default_model.h"
+#include "runtime/runner/generation_graph.h"
 #include "runtime/runner/generator.h"
 #include "runtime/runner/run_report.h"
 #include "runtime/tokenizer/chat_template.h"
@@ -65,36 +64,21 @@ Loaded load(const TextRunRequest& request, FILE* log) {
                  "RANDOM weights; its text is meaningless\n",
                  l.model.path.c_str());
   l.file = GgufFile::open(l.model.path);
-  l.graph_path =
-      request.graph_path.empty() ? graph::default_graph_path(*l.file, graph::Job::kGenerate) : request.graph_path;
   graph::LoadOptions load_options;
   load_options.set = request.set;
   for (const std::string& f : request.weight_files) load_options.weight_files.push_back(GgufFile::open(f));
-  l.graph = std::make_shared<const graph::Graph>(
-      graph::load_graph(l.graph_path, l.file, load_options));
-
-  const graph::SamplerSection section = graph::load_sampler_section(l.graph_path);
-  if (graph::sampler_input_tensor(section, *l.graph) != l.graph->outputs.front())
-    throw error(l.graph_path, ": sampler: input: expected the graph's first output '",
-                l.graph->tensors[l.graph->outputs.front()].name,
-                "' (the one a session returns), found '", section.input, "'");
-  l.sampler = apply_overrides(config_from_section(section), request.sampling);
-  if (!request.sampling.seed && !section_sets_seed(section)) l.sampler.seed = random_seed();
+  GenerationGraph generation = load_generation_graph(l.file, request.graph_path, load_options);
+  l.graph_path = generation.path;
+  l.graph = generation.graph;
+  l.sampler = apply_overrides(generation.sampler, request.sampling);
+  if (!request.sampling.seed && !generation.sets_seed) l.sampler.seed = random_seed();
 
   l.tokenizer = std::make_unique<Tokenizer>(Tokenizer::from_gguf(*l.file));
   plugins::SelectOptions kernel_options;
   kernel_options.forced = request.kernels;
   l.kernels = &plugins::select_kernels(kernel_options);
   l.session = std::make_unique<exec::Session>(l.graph, *l.kernels->table, request.session);
-  // Logits have one row per token id the model knows (its n_vocab param, else the tokenizer's
-  // size); an embedding graph's pooled vector, for one, is no thing to sample from.
-  const int64_t n_vocab = l.graph->model.n_vocab > 0
-                              ? l.graph->model.n_vocab
-                              : static_cast<int64_t>(l.tokenizer->vocab_size());
-  if (l.session->output_width() != n_vocab)
-    throw error(l.graph_path, ": expected the graph's output '",
-                l.graph->tensors[l.graph->outputs.front()].name, "' to be logits [", n_vocab,
-                ", T] to sample from, found ", l.session->output_width(), " values per token");
+  check_logits_output(generation, *l.session, l.tokenizer->vocab_size());
   return l;
 }
 

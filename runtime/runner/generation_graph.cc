@@ -1,0 +1,36 @@
+#include "runtime/runner/generation_graph.h"
+
+#include "ops/error.h"
+#include "runtime/graph/graph_choice.h"
+#include "runtime/graph/sampler_section.h"
+#include "runtime/runner/sampler_settings.h"
+
+namespace gguflow::runner {
+
+GenerationGraph load_generation_graph(std::shared_ptr<const GgufFile> file,
+                                      const std::string& graph_path,
+                                      const graph::LoadOptions& options) {
+  GenerationGraph g;
+  g.path = graph_path.empty() ? graph::default_graph_path(*file, graph::Job::kGenerate) : graph_path;
+  g.graph = std::make_shared<const graph::Graph>(graph::load_graph(g.path, file, options));
+  const graph::SamplerSection section = graph::load_sampler_section(g.path);
+  if (graph::sampler_input_tensor(section, *g.graph) != g.graph->outputs.front())
+    throw error(g.path, ": sampler: input: expected the graph's first output '",
+                g.graph->tensors[g.graph->outputs.front()].name,
+                "' (the one a session returns), found '", section.input, "'");
+  g.sampler = config_from_section(section);
+  g.sets_seed = section_sets_seed(section);
+  return g;
+}
+
+void check_logits_output(const GenerationGraph& g, const exec::Session& session,
+                         size_t tokenizer_vocab_size) {
+  const int64_t n_vocab = g.graph->model.n_vocab > 0 ? g.graph->model.n_vocab
+                                                     : static_cast<int64_t>(tokenizer_vocab_size);
+  if (session.output_width() != n_vocab)
+    throw error(g.path, ": expected the graph's output '",
+                g.graph->tensors[g.graph->outputs.front()].name, "' to be logits [", n_vocab,
+                ", T] to sample from, found ", session.output_width(), " values per token");
+}
+
+}  // namespace gguflow::runner
