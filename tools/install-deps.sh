@@ -4,7 +4,7 @@ set -euo pipefail
 if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
 packages=(build-essential cmake ninja-build ccache libtbb-dev libyaml-cpp-dev libhwy-dev
           libboost-dev libboost-filesystem-dev libgtest-dev libbenchmark-dev graphviz
-          libcli11-dev libcpp-httplib-dev nlohmann-json3-dev
+          libcli11-dev libcpp-httplib-dev nlohmann-json3-dev pkg-config
           clang libfuzzer-14-dev libclang-rt-14-dev)  # the last three: tools/fuzz.sh
 missing=()
 for p in "${packages[@]}"; do
@@ -15,3 +15,11 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
 fi
+# The server tests drive `gguflow serve` with the official openai npm client (tests/server):
+# Node.js and npm from Debian when the machine has none, then the locked package.
+if ! command -v npm >/dev/null 2>&1; then
+  echo "installing: nodejs npm"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq nodejs npm
+fi
+npm ci --prefix "$(dirname "$0")/../tests/server" --no-audit --no-fund

@@ -23,6 +23,7 @@ std::span<const Command> commands() {
       Command{"run", "generate text from a prompt (or chat); --tokens: evaluate ids, dump logits", run_run},
       Command{"embed", "one vector per text (graphs/embed.yaml); JSONL/TSV/NPY, cosine similarity",
               run_embed},
+      Command{"serve", "an OpenAI-compatible HTTP server with continuous batching", run_serve},
       Command{"bench", "measure prefill/decode tokens/s, peak RSS and the bandwidth roofline",
               run_bench},
       Command{"kv", "low-rank KV cache: spectrum, calibrate a projection, evaluate its error and memory",

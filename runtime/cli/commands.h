@@ -28,5 +28,6 @@ int run_kv(int argc, char** argv);
 int run_run(int argc, char** argv);
 int run_embed(int argc, char** argv);
 int run_bench(int argc, char** argv);
+int run_serve(int argc, char** argv);
 
 }  // namespace gguflow::cli

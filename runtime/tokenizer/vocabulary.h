@@ -88,6 +88,7 @@ class Vocabulary {
   // Generation stops at these: EOS, EOT and the control tokens llama.cpp treats as
   // end-of-generation by their text (<|im_end|>, <|eot_id|>, <|endoftext|>, ...).
   bool is_end_of_generation(TokenId id) const;
+  const std::vector<TokenId>& end_of_generation() const { return end_of_generation_; }
   // CONTROL, USER_DEFINED and UNKNOWN tokens, longest text first (ties: lower id first): the
   // order in which their text is searched for in the input.
   const std::vector<TokenId>& special_tokens() const { return special_tokens_; }

@@ -1,0 +1,191 @@
+// `gguflow serve` as a process on a loopback port, driven with raw HTTP requests: every error
+// status the server promises (400 malformed JSON / missing fields / wrong types / a prompt over
+// the context, 401 without the API key, 404 unknown model or route, 413 body over the limit,
+// 503 with Retry-After when the queue is full), each with an OpenAI error body; a client that
+// drops a stream cancels its request and frees its slot; SIGTERM lets running requests finish
+// and exits 0. The openai client library's view is tests/server/openai_client_test.mjs.
+#include <httplib.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <regex>
+#include <string>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "runtime/core/json.h"
+#include "tests/server/server_process.h"
+#include "tests/support/test_data.h"
+
+namespace gguflow::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+const char* kModel = "models/stories260K.gguf";
+
+std::string model_path() { return data_path(kModel).string(); }
+
+// Asserts an OpenAI error body: {"error": {"message": ..., "type": ..., "code": ...}}.
+void expect_error_body(const httplib::Result& res, int status, const std::string& message_part,
+                       const std::string& type = "invalid_request_error") {
+  ASSERT_TRUE(res) << "no response";
+  EXPECT_EQ(res->status, status) << res->body;
+  Json body;
+  ASSERT_NO_THROW(body = Json::parse(res->body)) << res->body;
+  ASSERT_TRUE(body.contains("error")) << res->body;
+  EXPECT_EQ(body["error"]["type"], type) << res->body;
+  ASSERT_TRUE(body["error"]["message"].is_string()) << res->body;
+  EXPECT_NE(body["error"]["message"].get<std::string>().find(message_part), std::string::npos)
+      << res->body;
+  EXPECT_TRUE(body["error"].contains("code")) << res->body;
+}
+
+// One value of a Prometheus exposition ("name value" line); -1 when absent.
+double metric(int port, const std::string& name) {
+  httplib::Client client("127.0.0.1", port);
+  const auto res = client.Get("/metrics");
+  if (!res) return -1;
+  const std::regex line("(^|\n)" + name + " ([0-9.e+-]+)\n");
+  std::smatch m;
+  return std::regex_search(res->body, m, line) ? std::stod(m[2]) : -1;
+}
+
+bool eventually(const std::function<bool()>& condition, double timeout_s = 10) {
+  const auto start = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - start < std::chrono::duration<double>(timeout_s)) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(20ms);
+  }
+  return condition();
+}
+
+TEST(ServerHttp, EveryBadRequestGetsItsStatusAndAnOpenAiErrorBody) {
+  GGUFLOW_REQUIRE_DATA(kModel);
+  ServerProcess server({"-m", model_path(), "-c", "64", "--parallel", "2", "--api-key", "sesame",
+                        "--max-body", "4096", "-t", "1"});
+  ASSERT_NE(server.port(), 0);
+  httplib::Client client("127.0.0.1", server.port());
+  const httplib::Headers auth = {{"Authorization", "Bearer sesame"}};
+  const std::string chat = "/v1/chat/completions", completions = "/v1/completions";
+
+  expect_error_body(client.Post(completions, R"({"prompt": "a"})", "application/json"), 401,
+                    "missing API key", "authentication_error");
+  expect_error_body(client.Post(completions, {{"Authorization", "Bearer wrong"}}, R"({"prompt": "a"})",
+                                "application/json"),
+                    401, "invalid API key", "authentication_error");
+  expect_error_body(client.Post(completions, auth, R"({"prompt": "a",)", "application/json"), 400,
+                    "not valid JSON");
+  expect_error_body(client.Post(completions, auth, R"({"max_tokens": 3})", "application/json"), 400,
+                    "prompt: expected a string, found none");
+  expect_error_body(client.Post(completions, auth, R"({"prompt": "a", "max_tokens": "3"})",
+                                "application/json"),
+                    400, "max_tokens: expected an integer, found a string");
+  expect_error_body(client.Post(chat, auth, R"({"messages": [{"role": "user", "content": 7}]})",
+                                "application/json"),
+                    400, "messages[0].content");
+  std::string long_prompt;
+  for (int i = 0; i < 60; ++i) long_prompt += "Once upon a time ";
+  expect_error_body(client.Post(completions, auth, Json{{"prompt", long_prompt}}.dump(), "application/json"),
+                    400, "longer than the context of 64 tokens");
+  const auto too_long = client.Post(completions, auth, Json{{"prompt", long_prompt}}.dump(), "application/json");
+  ASSERT_TRUE(too_long);
+  EXPECT_TRUE(std::regex_search(too_long->body, std::regex("the prompt is [0-9]+ tokens")))
+      << too_long->body;
+  expect_error_body(client.Post(completions, auth, R"({"prompt": "a", "model": "gpt-4o"})",
+                                "application/json"),
+                    404, "the model 'gpt-4o' does not exist");
+  expect_error_body(client.Post(completions, auth, std::string(5000, ' ') + "{}", "application/json"),
+                    413, "larger than the server's limit of 4096 bytes");
+  expect_error_body(client.Get("/v1/nothing", auth), 404, "no route for GET /v1/nothing");
+
+  // What works on the same server: the key, the model's own name, and the public endpoints.
+  const auto ok = client.Post(completions, auth,
+                              R"({"prompt": "Once upon a time", "max_tokens": 4, "model": "stories260K"})",
+                              "application/json");
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 200) << ok->body;
+  EXPECT_EQ(Json::parse(ok->body)["usage"]["completion_tokens"], 4);
+  EXPECT_EQ(client.Get("/health")->status, 200);
+  EXPECT_EQ(client.Get("/metrics")->status, 200);
+  const std::string metrics = client.Get("/metrics")->body;
+  EXPECT_NE(metrics.find("gguflow_requests_total{endpoint=\"/v1/completions\",status=\"401\"} 2"),
+            std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("gguflow_requests_total{endpoint=\"/v1/completions\",status=\"413\"} 1"),
+            std::string::npos) << metrics;
+  EXPECT_NE(server.log().find("listening on http://127.0.0.1:"), std::string::npos);  // loopback
+  EXPECT_EQ(server.stop(SIGTERM, 30), 0) << server.log();
+}
+
+// One slot, no queue: a long stream holds the slot, so another request is refused with 503 and
+// Retry-After; dropping the stream cancels it and frees the slot (the metrics show both).
+TEST(ServerHttp, FullQueueIs503AndADroppedStreamFreesItsSlot) {
+  GGUFLOW_REQUIRE_DATA(kModel);
+  ServerProcess server({"-m", model_path(), "-c", "4096", "--parallel", "1", "--queue", "0", "-t", "1"});
+  ASSERT_NE(server.port(), 0);
+  const int port = server.port();
+  const std::string endless =
+      R"({"prompt": "Once upon a time", "max_tokens": 4000, "ignore_eos": true, "stream": true})";
+  const int stream = send_raw_request(port, "POST", "/v1/completions", endless);
+  ASSERT_GE(stream, 0);
+  const std::string first = read_until(stream, "data: {", 30);
+  ASSERT_NE(first.find("200 OK"), std::string::npos) << first;
+  ASSERT_NE(first.find("text/event-stream"), std::string::npos) << first;
+  EXPECT_EQ(metric(port, "gguflow_kv_slots_in_use"), 1);
+
+  httplib::Client client("127.0.0.1", port);
+  const auto busy = client.Post("/v1/completions", R"({"prompt": "x", "max_tokens": 2})", "application/json");
+  expect_error_body(busy, 503, "the server is busy", "server_error");
+  ASSERT_TRUE(busy);
+  EXPECT_EQ(busy->get_header_value("Retry-After"), "1");
+
+  close(stream);  // the client goes away mid-stream
+  EXPECT_TRUE(eventually([&] { return metric(port, "gguflow_kv_slots_in_use") == 0; }))
+      << server.log();
+  EXPECT_EQ(metric(port, "gguflow_requests_cancelled_total"), 1);
+  const auto after = client.Post("/v1/completions", R"({"prompt": "x", "max_tokens": 2})", "application/json");
+  ASSERT_TRUE(after);
+  EXPECT_EQ(after->status, 200) << after->body;
+  EXPECT_EQ(server.stop(SIGTERM, 30), 0) << server.log();
+}
+
+// SIGTERM: the running stream finishes within the grace period (finish chunk and [DONE]), a new
+// request is refused, and the process exits 0. With no grace, the stream is cut short.
+TEST(ServerHttp, SigtermFinishesRunningRequestsAndExitsZero) {
+  GGUFLOW_REQUIRE_DATA(kModel);
+  ServerProcess server({"-m", model_path(), "-c", "4096", "--parallel", "2", "--grace", "30", "-t", "1"});
+  ASSERT_NE(server.port(), 0);
+  const int stream = send_raw_request(
+      server.port(), "POST", "/v1/completions",
+      R"({"prompt": "Once upon a time", "max_tokens": 1500, "ignore_eos": true, "stream": true})");
+  ASSERT_GE(stream, 0);
+  ASSERT_NE(read_until(stream, "data: {", 30).find("data: {"), std::string::npos);
+  std::optional<int> status;
+  std::thread stopper([&] { status = server.stop(SIGTERM, 60); });
+  const std::string rest = read_until(stream, "data: [DONE]", 60);
+  close(stream);
+  stopper.join();
+  EXPECT_NE(rest.find("\"finish_reason\":\"length\""), std::string::npos) << rest.substr(0, 400);
+  EXPECT_NE(rest.find("data: [DONE]"), std::string::npos);
+  EXPECT_EQ(status, 0) << server.log();
+  EXPECT_NE(server.log().find("SIGTERM"), std::string::npos) << server.log();
+}
+
+TEST(ServerHttp, SigtermWithoutGraceCancelsAndExitsZero) {
+  GGUFLOW_REQUIRE_DATA(kModel);
+  ServerProcess server({"-m", model_path(), "-c", "4096", "--parallel", "1", "--grace", "0", "-t", "1"});
+  ASSERT_NE(server.port(), 0);
+  const int stream = send_raw_request(
+      server.port(), "POST", "/v1/completions",
+      R"({"prompt": "Once upon a time", "max_tokens": 4000, "ignore_eos": true, "stream": true})");
+  ASSERT_GE(stream, 0);
+  ASSERT_NE(read_until(stream, "data: {", 30).find("data: {"), std::string::npos);
+  EXPECT_EQ(server.stop(SIGTERM, 30), 0) << server.log();
+  const std::string rest = read_until(stream, "data: [DONE]", 10);
+  close(stream);
+  EXPECT_EQ(rest.find("\"finish_reason\":\"length\""), std::string::npos);  // cut, not finished
+}
+
+}  // namespace
+}  // namespace gguflow::test
