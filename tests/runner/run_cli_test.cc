@@ -238,6 +238,24 @@ TEST(RunCli, JsonIsOneValidDocument) {
   EXPECT_EQ("Once upon a time" + doc["text"].string, text.out);
 }
 
+// A random-weight byte-level BPE model often ends its text inside a multi-byte character; the
+// JSON document must still be valid UTF-8 (the broken bytes become U+FFFD). parse_json (nlohmann)
+// refuses invalid UTF-8.
+TEST(RunCli, JsonStaysValidUtf8WhenTheTextEndsMidCharacter) {
+  const char* model = "models/synth-qwen2-tiny-Q8_0.gguf";
+  GGUFLOW_REQUIRE_DATA(model);
+  int replaced = 0;
+  for (int seed = 1; seed <= 8; ++seed) {
+    const Result r = run({"--model", data_path(model).string(), "--prompt", "Hello", "-n", "16",
+                          "--seed", std::to_string(seed), "--json"});
+    ASSERT_EQ(r.status, 0) << r.err;
+    JsonValue doc;
+    ASSERT_NO_THROW(doc = parse_json(r.out)) << "seed " << seed;
+    if (doc["text"].string.find("\xEF\xBF\xBD") != std::string::npos) ++replaced;
+  }
+  EXPECT_GT(replaced, 0) << "no seed produced a broken character: the check above proved nothing";
+}
+
 TEST(RunCli, PromptFromStdinAndFile) {
   GGUFLOW_REQUIRE_DATA(kStories);
   GGUFLOW_REQUIRE_DATA("reference/generation/stories260K.prompt1.greedy64.txt");
