@@ -8,7 +8,7 @@
 # Environment:
 #   BUILD_DIR           build folder (default build-fuzz)
 #   JOBS                parallel build jobs (default: nproc)
-#   FUZZ_TARGETS        the targets to run, space-separated (default: all four)
+#   FUZZ_TARGETS        the targets to run, space-separated (default: all five)
 #   GGUFLOW_TEST_DATA   the shared data folder (default ../shared/data beside the source tree)
 #   FUZZ_NICE           nice level of the fuzzers (default 0)
 # Output, per target, under $BUILD_DIR/fuzz-work/: seeds/T (rebuilt every run), corpus/T (what
@@ -23,7 +23,7 @@ seconds="${1:-60}"
 build_dir="${BUILD_DIR:-build-fuzz}"
 jobs="${JOBS:-$(nproc 2>/dev/null || echo 2)}"
 data="${GGUFLOW_TEST_DATA:-$root/../shared/data}"
-targets="${FUZZ_TARGETS:-fuzz_gguf_reader fuzz_graph_loader fuzz_tokenizer fuzz_plugin_file}"
+targets="${FUZZ_TARGETS:-fuzz_gguf_reader fuzz_graph_loader fuzz_tokenizer fuzz_plugin_file fuzz_server_request}"
 nice_level="${FUZZ_NICE:-0}"
 
 if ! [[ "$seconds" =~ ^[1-9][0-9]*$ ]]; then
@@ -114,6 +114,10 @@ for so in build/bin/libgguflow-kernels-*.so build-asan/bin/libgguflow-kernels-*.
   [ -f "$so" ] && cp "$so" "$seeds/fuzz_plugin_file/$(basename "$(dirname "$(dirname "$so")")")-$(basename "$so")"
 done
 plugin_max_len=4194304  # the Highway plugins are ~1-2 MB; libFuzzer's default would truncate them
+
+# Server requests: the committed JSON bodies (byte 0: the endpoint).
+mkdir -p "$seeds/fuzz_server_request"
+cp fuzz/seeds/server_request/* "$seeds/fuzz_server_request/"
 
 # ---- run ---------------------------------------------------------------------------------------
 status=0

@@ -9,7 +9,7 @@ JsonField json_object_field(std::string_view line, std::string_view key) {
   Json object;
   try {
     object = Json::parse(line);
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {  // parse_error, and out_of_range for a number like 1e999
     // what() is "[json.exception.parse_error.101] parse error at line 1, column 8: ..."; the
     // bracketed id means nothing to a user.
     const std::string what = e.what();

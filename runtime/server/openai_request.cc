@@ -160,7 +160,7 @@ Json parse_body(std::string_view text) {
   Json body;
   try {
     body = Json::parse(text);
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {  // parse_error, and out_of_range for a number like 1e999
     const std::string what = e.what();
     const size_t start = what.find("] ");  // drop nlohmann's "[json.exception.parse_error.101]"
     throw invalid_request("the request body is not valid JSON: " +

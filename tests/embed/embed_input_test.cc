@@ -137,6 +137,7 @@ TEST(JsonLine, RejectsWhatJsonRejects) {
   EXPECT_TRUE(f.found && f.is_string);
   EXPECT_EQ(f.value, "/");
   EXPECT_FALSE(json_object_field("{}", "c").found);
+  EXPECT_THROW(json_object_field("{\"a\": 1e999}", "a"), Error);  // out of double's range
   EXPECT_EQ(json_object_field("{\"c\": true}", "c").found_type, "boolean");
 }
 

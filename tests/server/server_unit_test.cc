@@ -86,6 +86,9 @@ TEST(OpenAiRequest, BodyMustBeAJsonObject) {
   EXPECT_NE(api_error_of([] { parse_body("{\"a\": "); }).second.find("not valid JSON"), std::string::npos);
   EXPECT_NE(api_error_of([] { parse_body("[1]"); }).second.find("found an array"), std::string::npos);
   EXPECT_EQ(api_error_of([] { parse_body(R"({"a": 1})"); }).first, 0);
+  // A number beyond double's range is nlohmann's out_of_range, not a parse_error (found by
+  // fuzz_server_request): still a 400.
+  EXPECT_EQ(api_error_of([] { parse_body(R"({"model": 3333333333333333333e333})"); }).first, 400);
 }
 
 TEST(OpenAiRequest, EmbeddingInputs) {

@@ -60,7 +60,7 @@ std::vector<int> JsonValue::ints() const {
 JsonValue parse_json(std::string_view text) {
   try {
     return convert(nlohmann::json::parse(text));
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(e.what());
   }
 }
