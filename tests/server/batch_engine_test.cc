@@ -120,77 +120,84 @@ INSTANTIATE_TEST_SUITE_P(Models, BatchInvariance,
                            return name;
                          });
 
+// An engine over stories260K (128-token slots, 1 thread) and the requests the tests send it.
+struct StoriesEngine {
+  explicit StoriesEngine(int64_t slots)
+      : model(options_for("stories260K.gguf", slots, 1)),
+        metrics(slots),
+        engine(*model.session(), model.tokenizer(), metrics) {}
+
+  // A greedy request continuing `text` until the context is full.
+  JobSpec greedy(const std::string& text) const {
+    JobSpec spec;
+    spec.prompt = model.tokenizer().encode(text);
+    spec.sampler.temperature = 0;
+    spec.ignore_eos = true;
+    return spec;
+  }
+  std::shared_ptr<GenerationJob> submit(const JobSpec& spec) {
+    auto job = std::make_shared<GenerationJob>(spec);
+    engine.submit(job);
+    return job;
+  }
+  Reply run(const JobSpec& spec) { return wait_for(*submit(spec)); }
+
+  ServedModel model;
+  Metrics metrics;
+  BatchEngine engine;
+};
+
 TEST(BatchEngine, CancelFreesTheSlotAndLimitsEndWithLength) {
   GGUFLOW_REQUIRE_DATA("models/stories260K.gguf");
-  ServedModel model(options_for("stories260K.gguf", 1, 1));
-  Metrics metrics(1);
-  BatchEngine engine(*model.session(), model.tokenizer(), metrics);
-
-  JobSpec endless;
-  endless.prompt = model.tokenizer().encode("Once upon a time");
-  endless.sampler.temperature = 0;
-  auto job = std::make_shared<GenerationJob>(endless);
-  engine.submit(job);
+  StoriesEngine e(1);
+  const JobSpec endless = e.greedy("Once upon a time");
+  auto job = e.submit(endless);
   JobUpdate first;
   while ((first = job->take(1000ms)).text.empty() && !first.finished) {}
   job->cancel();
   EXPECT_EQ(wait_for(*job).reason, FinishReason::kCancelled);
 
   // The one slot is free again: the next request runs, to the context's end.
-  auto next = std::make_shared<GenerationJob>(endless);
-  engine.submit(next);
-  const Reply r = wait_for(*next);
+  const Reply r = e.run(endless);
   EXPECT_EQ(r.reason, FinishReason::kLength);
   EXPECT_EQ(r.completion_tokens + static_cast<int64_t>(endless.prompt.size()),
-            model.session()->n_ctx() + 1)  // the last token is sampled but needs no row
+            e.model.session()->n_ctx() + 1)  // the last token is sampled but needs no row
       << r.text;
 
   JobSpec limited = endless;
   limited.max_tokens = 5;
-  auto five = std::make_shared<GenerationJob>(limited);
-  engine.submit(five);
-  const Reply f = wait_for(*five);
+  const Reply f = e.run(limited);
   EXPECT_EQ(f.reason, FinishReason::kLength);
   EXPECT_EQ(f.completion_tokens, 5);
 }
 
 TEST(BatchEngine, StopStringEndsTheReplyBeforeIt) {
   GGUFLOW_REQUIRE_DATA("models/stories260K.gguf");
-  ServedModel model(options_for("stories260K.gguf", 2, 1));
-  Metrics metrics(2);
-  BatchEngine engine(*model.session(), model.tokenizer(), metrics);
-  JobSpec spec;
-  spec.prompt = model.tokenizer().encode("Once upon a time");
-  spec.sampler.temperature = 0;
+  StoriesEngine e(2);
+  JobSpec spec = e.greedy("Once upon a time");
   spec.max_tokens = 40;
-  auto free_run = std::make_shared<GenerationJob>(spec);
-  engine.submit(free_run);
-  const Reply full = wait_for(*free_run);
+  const Reply full = e.run(spec);
   ASSERT_GT(full.text.size(), 12u);
   // Stop at a piece from the middle of the free-running reply.
   const std::string stop = full.text.substr(full.text.size() / 2, 4);
   spec.stop = {stop};
-  auto stopped = std::make_shared<GenerationJob>(spec);
-  engine.submit(stopped);
-  const Reply s = wait_for(*stopped);
+  const Reply s = e.run(spec);
   EXPECT_EQ(s.reason, FinishReason::kStop);
   EXPECT_EQ(s.text, full.text.substr(0, full.text.find(stop)));
 }
 
 TEST(BatchEngine, PromptLongerThanTheContextIsRefused) {
   GGUFLOW_REQUIRE_DATA("models/stories260K.gguf");
-  ServedModel model(options_for("stories260K.gguf", 1, 1));
-  Metrics metrics(1);
-  BatchEngine engine(*model.session(), model.tokenizer(), metrics);
+  StoriesEngine e(1);
   JobSpec spec;
   spec.prompt.assign(129, 5);
   try {
-    engine.submit(std::make_shared<GenerationJob>(spec));
+    e.submit(spec);
     FAIL() << "expected a 400";
-  } catch (const ApiError& e) {
-    EXPECT_EQ(e.status(), 400);
-    EXPECT_NE(std::string(e.what()).find("129 tokens"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("context of 128 tokens"), std::string::npos) << e.what();
+  } catch (const ApiError& error) {
+    EXPECT_EQ(error.status(), 400);
+    EXPECT_NE(std::string(error.what()).find("129 tokens"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("context of 128 tokens"), std::string::npos) << error.what();
   }
 }
 

@@ -52,6 +52,22 @@ double metric(int port, const std::string& name) {
   return std::regex_search(res->body, m, line) ? std::stod(m[2]) : -1;
 }
 
+// Starts a streamed completion of `max_tokens` tokens (ignore_eos: it runs that long) and reads
+// up to its first event; returns the socket (the caller closes it), -1 when that fails.
+int start_long_stream(int port, int max_tokens, std::string* first_bytes = nullptr) {
+  const int fd = send_raw_request(port, "POST", "/v1/completions",
+                                  Json{{"prompt", "Once upon a time"}, {"max_tokens", max_tokens},
+                                       {"ignore_eos", true}, {"stream", true}}.dump());
+  if (fd < 0) return -1;
+  const std::string got = read_until(fd, "data: {", 30);
+  if (first_bytes) *first_bytes = got;
+  if (got.find("data: {") == std::string::npos) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
 bool eventually(const std::function<bool()>& condition, double timeout_s = 10) {
   const auto start = std::chrono::steady_clock::now();
   while (std::chrono::steady_clock::now() - start < std::chrono::duration<double>(timeout_s)) {
@@ -125,11 +141,9 @@ TEST(ServerHttp, FullQueueIs503AndADroppedStreamFreesItsSlot) {
   ServerProcess server({"-m", model_path(), "-c", "4096", "--parallel", "1", "--queue", "0", "-t", "1"});
   ASSERT_NE(server.port(), 0);
   const int port = server.port();
-  const std::string endless =
-      R"({"prompt": "Once upon a time", "max_tokens": 4000, "ignore_eos": true, "stream": true})";
-  const int stream = send_raw_request(port, "POST", "/v1/completions", endless);
-  ASSERT_GE(stream, 0);
-  const std::string first = read_until(stream, "data: {", 30);
+  std::string first;
+  const int stream = start_long_stream(port, 4000, &first);
+  ASSERT_GE(stream, 0) << first;
   ASSERT_NE(first.find("200 OK"), std::string::npos) << first;
   ASSERT_NE(first.find("text/event-stream"), std::string::npos) << first;
   EXPECT_EQ(metric(port, "gguflow_kv_slots_in_use"), 1);
@@ -156,11 +170,8 @@ TEST(ServerHttp, SigtermFinishesRunningRequestsAndExitsZero) {
   GGUFLOW_REQUIRE_DATA(kModel);
   ServerProcess server({"-m", model_path(), "-c", "4096", "--parallel", "2", "--grace", "30", "-t", "1"});
   ASSERT_NE(server.port(), 0);
-  const int stream = send_raw_request(
-      server.port(), "POST", "/v1/completions",
-      R"({"prompt": "Once upon a time", "max_tokens": 1500, "ignore_eos": true, "stream": true})");
+  const int stream = start_long_stream(server.port(), 1500);
   ASSERT_GE(stream, 0);
-  ASSERT_NE(read_until(stream, "data: {", 30).find("data: {"), std::string::npos);
   std::optional<int> status;
   std::thread stopper([&] { status = server.stop(SIGTERM, 60); });
   const std::string rest = read_until(stream, "data: [DONE]", 60);
@@ -176,11 +187,8 @@ TEST(ServerHttp, SigtermWithoutGraceCancelsAndExitsZero) {
   GGUFLOW_REQUIRE_DATA(kModel);
   ServerProcess server({"-m", model_path(), "-c", "4096", "--parallel", "1", "--grace", "0", "-t", "1"});
   ASSERT_NE(server.port(), 0);
-  const int stream = send_raw_request(
-      server.port(), "POST", "/v1/completions",
-      R"({"prompt": "Once upon a time", "max_tokens": 4000, "ignore_eos": true, "stream": true})");
+  const int stream = start_long_stream(server.port(), 4000);
   ASSERT_GE(stream, 0);
-  ASSERT_NE(read_until(stream, "data: {", 30).find("data: {"), std::string::npos);
   EXPECT_EQ(server.stop(SIGTERM, 30), 0) << server.log();
   const std::string rest = read_until(stream, "data: [DONE]", 10);
   close(stream);
