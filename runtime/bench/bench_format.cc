@@ -22,7 +22,8 @@ std::string markdown(const BenchReport& r) {
   std::string out;
   out += "model: " + r.model_path + " (" + mib(r.model_file_bytes) + " file, " +
          mib(r.weight_bytes_per_token) + " weights read per token); graph " + r.graph_name +
-         "; scheduler " + r.scheduler + "; ctx " + std::to_string(r.n_ctx) + " (KV cache " +
+         "; scheduler " + r.scheduler + "; ctx " + std::to_string(r.n_ctx) +
+         (r.n_depth > 0 ? ", depth " + std::to_string(r.n_depth) : "") + " (KV cache " +
          (r.kv_cache_summary.empty() ? mib(r.kv_cache_bytes) : r.kv_cache_summary) + ", arena " + mib(r.arena_bytes) + "); load " +
          printf_string("%.3f s", r.load_seconds) + "\n";
   for (const BandwidthResult& b : r.bandwidth)
@@ -70,6 +71,7 @@ std::string json(const BenchReport& r) {
     w.key("graph").value(r.graph_name);
     w.key("scheduler").value(r.scheduler);
     w.key("n_ctx").value(r.n_ctx);
+    w.key("n_depth").value(r.n_depth);
     w.key("kv_cache_bytes").value(r.kv_cache_bytes);
     w.key("kv_cache_summary").value(r.kv_cache_summary);
     w.key("arena_bytes").value(r.arena_bytes);
