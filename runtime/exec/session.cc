@@ -432,6 +432,18 @@ void Session::pack_for_decode() {
   packed_for_decode_ = true;
 }
 
+void Session::rewind(int64_t n_past) {
+  if (n_past < 0 || n_past > slot_past_[0])
+    throw error("rewind to ", n_past, " tokens: expected 0 to ", slot_past_[0], " (the tokens cached)");
+  // A ring of `rows` keeps positions p - rows + 1 .. p of the last position p stored: the kept
+  // ones are intact only when nothing wrapped over them.
+  for (const ops::KvCacheView& c : caches_)
+    if (slot_past_[0] > c.rows)
+      throw error("rewind: a sliding window's ring of ", c.rows, " rows has overwritten positions of the first ",
+                  n_past, " tokens (", slot_past_[0], " cached)");
+  slot_past_[0] = n_past;
+}
+
 int64_t Session::n_past(int64_t slot) const {
   if (slot < 0 || slot >= n_slots()) throw error("slot ", slot, ": expected 0 to ", n_slots() - 1);
   return slot_past_[static_cast<size_t>(slot)];

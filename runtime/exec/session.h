@@ -80,6 +80,10 @@ class Session {
   std::span<const float> decode(int32_t token);
   // Forgets the sequence (n_past() = 0); the cache is overwritten by the next tokens.
   void reset() { slot_past_[0] = 0; }
+  // Forgets slot 0's tokens from position n_past on, keeping the first n_past (a benchmark's
+  // context depth, prefilled once). Throws when n_past is above n_past() or a sliding window's
+  // ring has overwritten rows of the kept positions.
+  void rewind(int64_t n_past);
 
   // New tokens of the sequence in one slot, for step_slots.
   struct SlotTokens {

@@ -3,6 +3,7 @@
 // sliding window's ring of quantized rows (rows wrap) giving the bits of a ring that does not
 // wrap. Slots with q8_0 caches: session_slots_test.cc.
 #include <fstream>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -83,6 +84,32 @@ TEST(KvCacheTypes, RowsOfNoWholeBlocksAreAClearError) {
             "width (n_head_kv * head_dim) that is a multiple of 32, found 48");
   exec::Session f16(g, kernels(), options(KvCacheType::kF16, KvCacheType::kF16, 64));  // any width
   EXPECT_EQ(f16.kv_caches()[0].k_type, KvCacheType::kF16);
+}
+
+// rewind (bench --n-depth): the kept rows of a q8_0 cache give the same next logits, bit for
+// bit; a ring that wrapped cannot be rewound.
+TEST(KvCacheTypes, RewindKeepsTheFirstTokens) {
+  GGUFLOW_REQUIRE_DATA("models/stories260K.gguf");
+  exec::Session s(load_default_graph("stories260K.gguf"), kernels(), options(KvCacheType::kQ8_0, KvCacheType::kQ8_0, 64));
+  const std::vector<int32_t> prompt = {1, 403, 407, 261, 466, 31, 278};
+  s.prefill(prompt);
+  const std::span<const float> first = s.decode(365);
+  const std::vector<float> want(first.begin(), first.end());
+  s.decode(42);
+  s.decode(43);
+  s.rewind(static_cast<int64_t>(prompt.size()));
+  EXPECT_EQ(s.n_past(), static_cast<int64_t>(prompt.size()));
+  const std::span<const float> again = s.decode(365);
+  EXPECT_TRUE(std::vector<float>(again.begin(), again.end()) == want);
+  EXPECT_EQ(error_of([&] { s.rewind(100); }), "rewind to 100 tokens: expected 0 to 8 (the tokens cached)");
+
+  GGUFLOW_REQUIRE_DATA("models/synth-phi3-tiny-f32.gguf");
+  exec::SessionOptions ring = options(KvCacheType::kQ8_0, KvCacheType::kQ8_0, 64);
+  ring.max_batch = 4;
+  exec::Session w(load_default_graph("synth-phi3-tiny-f32.gguf", {{"n_swa", "16"}}), kernels(), ring);
+  std::vector<int32_t> ids(24, 5);
+  w.prefill(ids);
+  EXPECT_NE(error_of([&] { w.rewind(10); }).find("ring of 19 rows has overwritten"), std::string::npos);
 }
 
 // decode.yaml's state with cache_type_k: q8_0, through `extends`.
