@@ -90,8 +90,9 @@ BenchReport run_bench(const BenchConfig& config, const GguflowKernels& kernels,
     throw error("bench: --n-depth must be 0 to ", exec::kMaxContext, ", found ", config.n_depth);
   const int64_t n_ctx = config.n_ctx > 0 ? config.n_ctx : std::max<int64_t>(512, config.n_depth + largest);
   if (config.n_depth + largest > n_ctx)
-    throw error("bench: a test of ", largest, " tokens after ", config.n_depth,
-                " tokens of depth does not fit in --ctx ", n_ctx);
+    throw error("bench: a test of ", largest, " tokens ",
+                config.n_depth > 0 ? "after " + std::to_string(config.n_depth) + " tokens of depth " : "",
+                "does not fit in --ctx ", n_ctx);
   std::vector<int> thread_counts = config.threads;
   if (thread_counts.empty()) thread_counts.push_back(tbb::info::default_concurrency());
 
