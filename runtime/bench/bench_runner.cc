@@ -55,13 +55,17 @@ std::vector<int32_t> random_tokens(int64_t count, int64_t n_vocab, uint64_t seed
 }
 
 // One timed run of a test after `depth` tokens (none: from an empty cache); returns seconds.
-// The depth is prefilled once per session (untimed) and every run rewinds to it.
+// The depth is prefilled once per session (untimed) and every run rewinds to it, unless a
+// sliding window's ring wrapped (then it is prefilled again, untimed).
 double run_once(exec::Session& session, const TestSpec& test, const std::vector<int32_t>& ids,
                 const std::vector<int32_t>& depth) {
   const int64_t n_depth = static_cast<int64_t>(depth.size());
-  if (n_depth == 0) session.reset();
-  else if (session.n_past() >= n_depth) session.rewind(n_depth);
-  else session.prefill(std::span<const int32_t>(depth).subspan(static_cast<size_t>(session.n_past())));
+  if (n_depth > 0 && session.n_past() >= n_depth && session.can_rewind()) {
+    session.rewind(n_depth);
+  } else {
+    session.reset();
+    if (n_depth > 0) session.prefill(depth);
+  }
   const auto start = Clock::now();
   if (test.generation) {
     for (int64_t i = 0; i < test.n; ++i) session.decode(ids[static_cast<size_t>(i)]);

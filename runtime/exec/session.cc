@@ -444,6 +444,11 @@ void Session::rewind(int64_t n_past) {
   slot_past_[0] = n_past;
 }
 
+bool Session::can_rewind() const {
+  return std::all_of(caches_.begin(), caches_.end(),
+                     [&](const ops::KvCacheView& c) { return slot_past_[0] <= c.rows; });
+}
+
 int64_t Session::n_past(int64_t slot) const {
   if (slot < 0 || slot >= n_slots()) throw error("slot ", slot, ": expected 0 to ", n_slots() - 1);
   return slot_past_[static_cast<size_t>(slot)];

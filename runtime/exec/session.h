@@ -84,6 +84,8 @@ class Session {
   // context depth, prefilled once). Throws when n_past is above n_past() or a sliding window's
   // ring has overwritten rows of the kept positions.
   void rewind(int64_t n_past);
+  // rewind would keep every cached row intact: no sliding window's ring has wrapped yet.
+  bool can_rewind() const;
 
   // New tokens of the sequence in one slot, for step_slots.
   struct SlotTokens {

@@ -114,6 +114,22 @@ TEST(BenchCli, DepthAndCacheTypesAreReported) {
   EXPECT_NE(rows.array[0]["kv_cache_summary"].string.find("K q8_0, V q4_0"), std::string::npos);
 }
 
+// A depth beyond a sliding window's ring (gemma2-tiny: 16 + 63 rows for 100 tokens) cannot be
+// rewound: each run prefills it again and the bench still reports its rows.
+TEST(BenchCli, DepthBeyondAWindowRingIsPrefilledPerRun) {
+  const std::string gemma = "models/synth-gemma2-tiny-f32.gguf";
+  GGUFLOW_REQUIRE_DATA(gemma);
+  std::string out, err;
+  const int status = run_command((binary_dir() / "gguflow").string() + " bench --model " + data_path(gemma).string() +
+                                     " --bandwidth-mib 16 -p 0 -n 2 -d 100 -r 2 -t 1 --format json",
+                                 &out, &err);
+  ASSERT_EQ(status, 0) << err;
+  const JsonValue rows = parse_json(out);
+  ASSERT_EQ(rows.array.size(), 1u);
+  EXPECT_EQ(rows.array[0]["n_depth"].number, 100);
+  EXPECT_NE(rows.array[0]["kv_cache_summary"].string.find("(window ring)"), std::string::npos);
+}
+
 TEST(BenchCli, ForcedKernelsAreNamedInEveryRow) {
   GGUFLOW_REQUIRE_DATA(kModel);
   const JsonValue rows = parse_json(run_bench_ok("-p 4 -n 2 -r 1 -t 1 --kernels scalar --format json"));

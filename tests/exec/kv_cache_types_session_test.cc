@@ -97,6 +97,7 @@ TEST(KvCacheTypes, RewindKeepsTheFirstTokens) {
   const std::vector<float> want(first.begin(), first.end());
   s.decode(42);
   s.decode(43);
+  EXPECT_TRUE(s.can_rewind());
   s.rewind(static_cast<int64_t>(prompt.size()));
   EXPECT_EQ(s.n_past(), static_cast<int64_t>(prompt.size()));
   const std::span<const float> again = s.decode(365);
@@ -109,6 +110,7 @@ TEST(KvCacheTypes, RewindKeepsTheFirstTokens) {
   exec::Session w(load_default_graph("synth-phi3-tiny-f32.gguf", {{"n_swa", "16"}}), kernels(), ring);
   std::vector<int32_t> ids(24, 5);
   w.prefill(ids);
+  EXPECT_FALSE(w.can_rewind());
   EXPECT_NE(error_of([&] { w.rewind(10); }).find("ring of 19 rows has overwritten"), std::string::npos);
 }
 
