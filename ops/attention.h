@@ -1,5 +1,6 @@
 // attention: causal (or, for encoders, bidirectional) grouped-query self-attention over a
-// per-layer f32 KV cache.
+// per-layer KV cache whose rows are f32, or f16 / q8_0 / q4_0 read in place by the kernel table
+// (kv_dot for q . k, kv_axpy for the weighted sum of values; one block decoded at a time).
 //
 // Query head h reads KV head h / (n_head / n_kv_head). A token at position p attends to the
 // keys of positions 0..p, or with a sliding window W to positions max(0, p - W + 1)..p (key j is
@@ -11,8 +12,10 @@
 // order of j, so results do not depend on the thread split.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
+#include "ops/kv_cache_type.h"
 #include "plugins/abi/kernel_abi.h"
 
 namespace gguflow::ops {
@@ -35,20 +38,37 @@ struct AttentionScoring {
   bool causal = true;
 };
 
-// One layer's cache: k, v: [slots][rows][row width] f32; position p of the sequence in slot s
-// in row s * rows + p % rows. A cache without a window has one row per context position
-// (rows = n_ctx, row = position). A session holds one slot per sequence it keeps (a server's
-// concurrent requests); an op sees the slot's own view (sequence_cache).
+// One layer's cache: k, v: [slots][rows] rows of k_row_bytes / v_row_bytes bytes, each row one
+// cached token's n_kv_head * head_dim elements in k_type / v_type (kv_cache_type.h: f32 by
+// default; f16, q8_0, q4_0 blocks); position p of the sequence in slot s in row
+// s * rows + p % rows. A cache without a window has one row per context position (rows = n_ctx,
+// row = position). A session holds one slot per sequence it keeps (a server's concurrent
+// requests); an op sees the slot's own view (sequence_cache).
 struct KvCacheView {
-  float* k = nullptr;
-  float* v = nullptr;
+  std::byte* k = nullptr;
+  std::byte* v = nullptr;
   int64_t rows = 0;   // per slot
   int64_t slots = 1;
+  KvCacheType k_type = KvCacheType::kF32;
+  KvCacheType v_type = KvCacheType::kF32;
+  size_t k_row_bytes = 0;
+  size_t v_row_bytes = 0;
+
+  // An f32 cache of rows of k_width / v_width floats over caller-owned memory (tests, studies).
+  static KvCacheView f32(float* k, float* v, int64_t rows, int64_t k_width, int64_t v_width,
+                         int64_t slots = 1);
+  // The blocks as floats, for the ops and studies that handle only f32 (kv_project, kv study);
+  // aborts on another type (their binders refuse it first with a clear error).
+  float* k_f32() const;
+  float* v_f32() const;
+  std::byte* k_row(int64_t r) const { return k + static_cast<size_t>(r) * k_row_bytes; }
+  std::byte* v_row(int64_t r) const { return v + static_cast<size_t>(r) * v_row_bytes; }
 };
 
-// Writes the new keys/values at their positions (row p % rows). k_new, v_new:
-// [n_tokens][kv_row] f32. Positions are >= 0; the caller checks the context length.
-void kv_cache_store(const AttentionShape& s, const float* k_new, const float* v_new,
+// Writes the new keys/values at their positions (row p % rows), encoded in the cache's types
+// by the kernel table (kv_store_row; f32 rows are copied). k_new, v_new: [n_tokens][kv_row]
+// f32. Positions are >= 0; the caller checks the context length.
+void kv_cache_store(const GguflowKernels& k, const AttentionShape& s, const float* k_new, const float* v_new,
                     const int32_t* positions, int64_t n_tokens, const KvCacheView& cache);
 
 // Computes heads [task_begin, task_end) of the flattened (token, head) index
@@ -68,8 +88,7 @@ int64_t sequence_length(const int32_t* positions, int64_t n_tokens);
 struct StepSequence;
 // The region of `cache` one sequence of a step owns (op_binder.h StepSequence): rows
 // [cache_row, cache_row + cache_rows) of the whole allocation, or its slot's rows when
-// cache_rows is 0. k_row, v_row: floats per cached token in the k and v blocks.
-KvCacheView sequence_cache(const KvCacheView& cache, const StepSequence& seq, int64_t k_row,
-                           int64_t v_row);
+// cache_rows is 0.
+KvCacheView sequence_cache(const KvCacheView& cache, const StepSequence& seq);
 
 }  // namespace gguflow::ops

@@ -110,8 +110,8 @@ BoundOp bind_attention(Binder& b) {
             const int64_t row = shape.kv_row();
             for (int64_t i = 0; i < s.n_sequences; ++i) {
               const StepSequence& seq = s.sequences[i];
-              kv_cache_store(shape, k_new + seq.begin * row, v_new + seq.begin * row,
-                             pos + seq.begin, seq.end - seq.begin, sequence_cache(cache, seq, row, row));
+              kv_cache_store(k, shape, k_new + seq.begin * row, v_new + seq.begin * row,
+                             pos + seq.begin, seq.end - seq.begin, sequence_cache(cache, seq));
             }
             const float* q = at<const float>(s, io.inputs[kAttnQ]);
             float* out = at<float>(s, io.outputs[0]);
@@ -126,7 +126,7 @@ BoundOp bind_attention(Binder& b) {
                 const StepSequence& seq = s.sequence_of(task / shape.n_head);
                 const int64_t end = std::min(t1, seq.end * shape.n_head);
                 attention_heads(k, shape, scoring, q, pos, seq.length > 0 ? seq.length : whole_length,
-                                sequence_cache(cache, seq, row, row), task, end, thread_scores, out);
+                                sequence_cache(cache, seq), task, end, thread_scores, out);
                 task = end;
               }
             });

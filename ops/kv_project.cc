@@ -49,8 +49,8 @@ void kv_project_store(const AttentionShape& s, const LowRankBasis& kb, const Low
   for (int64_t t = 0; t < n_tokens; ++t) {
     const int64_t p = positions[t];
     GGUFLOW_CHECK(0 <= p && p < cache.rows);  // no window: row = position
-    project(kb, row, k_new + t * row, centred, cache.k + p * kb.rank);
-    project(vb, row, v_new + t * row, centred, cache.v + p * vb.rank);
+    project(kb, row, k_new + t * row, centred, cache.k_f32() + p * kb.rank);
+    project(vb, row, v_new + t * row, centred, cache.v_f32() + p * vb.rank);
   }
 }
 
@@ -69,6 +69,8 @@ void kv_project_heads(const GguflowKernels& k, const AttentionShape& s, const Lo
   float* scores = scratch;                  // [rows]
   float* q_reduced = scratch + cache.rows;  // [kb.rank]: P_gᵀ q_h
   float* mixed = q_reduced + kb.rank;        // [vb.rank]: Σ_t a_t c_t
+  const float* k_cache = cache.k_f32();      // [rows][kb.rank] coordinates
+  const float* v_cache = cache.v_f32();      // [rows][vb.rank]
   for (int64_t task = task_begin; task < task_end; ++task) {
     const int64_t t = task / s.n_head;
     const int64_t h = task % s.n_head;
@@ -82,7 +84,7 @@ void kv_project_heads(const GguflowKernels& k, const AttentionShape& s, const Lo
     for (int64_t j = k0; j < k1; ++j) q_reduced[j] = k.dot_f32(kb.basis + j * row + g * hd, qh, hd);
     const float q_mean = k.dot_f32(kb.mean + g * hd, qh, hd);
     for (int64_t j = 0; j < n_keys; ++j)
-      scores[j] = (k1 > k0 ? k.dot_f32(q_reduced + k0, cache.k + j * kb.rank + k0, k1 - k0) : 0.0f) + q_mean;
+      scores[j] = (k1 > k0 ? k.dot_f32(q_reduced + k0, k_cache + j * kb.rank + k0, k1 - k0) : 0.0f) + q_mean;
     k.scale_f32(scale, scores, n_keys);
     k.softmax_f32(scores, n_keys);
 
@@ -92,7 +94,7 @@ void kv_project_heads(const GguflowKernels& k, const AttentionShape& s, const Lo
     std::memcpy(oh, vb.mean + g * hd, sizeof(float) * hd);
     if (v1 > v0) {
       std::memset(mixed + v0, 0, sizeof(float) * (v1 - v0));
-      for (int64_t j = 0; j < n_keys; ++j) k.axpy_f32(scores[j], cache.v + j * vb.rank + v0, mixed + v0, v1 - v0);
+      for (int64_t j = 0; j < n_keys; ++j) k.axpy_f32(scores[j], v_cache + j * vb.rank + v0, mixed + v0, v1 - v0);
       for (int64_t j = v0; j < v1; ++j) k.axpy_f32(mixed[j], vb.basis + j * row + g * hd, oh, hd);
     }
   }

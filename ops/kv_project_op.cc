@@ -35,6 +35,7 @@ std::string check_low_rank_state(const ShapeQuery& node, const Attrs& state, KvL
   GGUFLOW_SHAPE_TRY(check_kv_state(node, state, layout));
   layout->k = (*node.weights[kKBasis])[1];
   layout->v = (*node.weights[kVBasis])[1];
+  layout->f32_only = true;  // coordinates are read with dot_f32 / axpy_f32
   return "";
 }
 
@@ -57,6 +58,11 @@ BoundOp bind_kv_project(Binder& b) {
   const auto vb = std::make_shared<const LowRankBasis>(
       make_low_rank_basis(b.f32_weight(kVBasis), b.f32_weight(kVMean), v_rank, shape));
   const KvCacheView cache = b.kv_cache();
+  // The session refuses other types first (KvLayout::f32_only); this guards other binders.
+  if (cache.k_type != KvCacheType::kF32 || cache.v_type != KvCacheType::kF32)
+    throw error(b.where(), ": kv_project stores low-rank coordinates in f32 only: expected cache "
+                "types f32, found K ", kv_cache_type_name(cache.k_type), ", V ",
+                kv_cache_type_name(cache.v_type));
   const int64_t per_thread = kv_project_scratch_floats(*kb, *vb, b.n_ctx());
   const GguflowKernels& k = b.kernels();
   const Parallel& par = b.parallel();

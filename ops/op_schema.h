@@ -127,6 +127,9 @@ struct KvLayout {
   int64_t k = 0;
   int64_t v = 0;
   int64_t window = 0;
+  // The writer reads its rows as f32 only (kv_project's low-rank coordinates): the session
+  // refuses another cache type for the state with a clear error.
+  bool f32_only = false;
 };
 
 // Checks that a declared state (its attributes as written: n_head_kv, head_dim, ...) fits the

@@ -30,7 +30,8 @@ extern "C" {
 /* 2: row-interleaved (packed) weight layouts: pack_rows, pack, mat_vec_packed, mat_mat_packed,
  * dequantize_row_packed. */
 /* 3: gelu_tanh_f32. */
-#define GGUFLOW_KERNEL_ABI_VERSION 3u
+/* 4: KV cache rows stored as F16, Q8_0 or Q4_0: kv_store_row, kv_dot, kv_axpy. */
+#define GGUFLOW_KERNEL_ABI_VERSION 4u
 
 /* Name of the exported entry point. */
 #define GGUFLOW_KERNELS_ENTRY "gguflow_kernels_get"
@@ -113,6 +114,24 @@ typedef struct GguflowKernels {
    * gemma's GeGLU); y may be x. A vector tanh: libm's scalar tanhf was a quarter of an
    * encoder's time. */
   void (*gelu_tanh_f32)(const float* x, float* y, int64_t n);
+
+  /* ABI 4. KV cache rows in a compact element type `kv_type`: GGML_TYPE_F32, GGML_TYPE_F16,
+   * GGML_TYPE_Q8_0 or GGML_TYPE_Q4_0 (the host passes no other). A row of `width` elements is
+   * stored as width / block elements blocks (width a multiple of 32 for the quantized types),
+   * one after the other; attention reads it in place, a block at a time, never a decoded copy
+   * of the cache.
+   *  - kv_store_row: dst = x[0..width) in kv_type. F16 rounds to nearest even; Q8_0 is
+   *    bit-exact with GGML's quantize_row_q8_0_ref (d = max|x| / 127, q = roundf(x / d));
+   *    Q4_0 with quantize_row_q4_0_ref (d = max / -8 of the element of largest magnitude,
+   *    q = min(15, (int8)(x / d + 8.5))).
+   *  - kv_dot: returns sum_i q[i] * row[offset + i] for i in [0, n), row decoded; elements
+   *    [offset, offset + n) may start and end inside a block (a head narrower than a block).
+   *  - kv_axpy: y[i] += a * row[offset + i] for i in [0, n), row decoded.
+   * Results equal the scalar plugin's to float rounding (the order of the additions differs
+   * by vector width); the f32 path of attention keeps using dot_f32 / axpy_f32. */
+  void (*kv_store_row)(uint32_t kv_type, const float* x, void* dst, int64_t width);
+  float (*kv_dot)(uint32_t kv_type, const float* q, const void* row, int64_t offset, int64_t n);
+  void (*kv_axpy)(uint32_t kv_type, float a, const void* row, int64_t offset, float* y, int64_t n);
 } GguflowKernels;
 
 typedef const GguflowKernels* (*GguflowKernelsGetFn)(void);

@@ -111,6 +111,9 @@ GguflowKernels MakeTable() {
   t.mat_vec_packed = MatVecPackedEntry;
   t.mat_mat_packed = MatMatPackedEntry;
   t.dequantize_row_packed = DequantizePackedRow;
+  t.kv_store_row = KvStoreRow;
+  t.kv_dot = KvDot;
+  t.kv_axpy = KvAxpy;
   return t;
 }
 

@@ -268,4 +268,9 @@ void RopeF32(float* x, int64_t n_rot, const float* cos_sin, int neox);
 void SiluMulF32(const float* gate, const float* up, float* y, int64_t n);
 void GeluTanhF32(const float* x, float* y, int64_t n);
 
+// KV cache rows in F32 / F16 / Q8_0 / Q4_0 (kv_cache_rows.cc; the ABI's kv_* entries).
+void KvStoreRow(uint32_t kv_type, const float* x, void* dst, int64_t width);
+float KvDot(uint32_t kv_type, const float* q, const void* row, int64_t offset, int64_t n);
+void KvAxpy(uint32_t kv_type, float a, const void* row, int64_t offset, float* y, int64_t n);
+
 }  // namespace gguflow::kernels

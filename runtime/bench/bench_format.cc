@@ -22,7 +22,8 @@ std::string markdown(const BenchReport& r) {
   std::string out;
   out += "model: " + r.model_path + " (" + mib(r.model_file_bytes) + " file, " +
          mib(r.weight_bytes_per_token) + " weights read per token); graph " + r.graph_name +
-         "; scheduler " + r.scheduler + "; ctx " + std::to_string(r.n_ctx) + " (KV cache " +
+         "; scheduler " + r.scheduler + "; ctx " + std::to_string(r.n_ctx) +
+         (r.n_depth > 0 ? ", depth " + std::to_string(r.n_depth) : "") + " (KV cache " +
          (r.kv_cache_summary.empty() ? mib(r.kv_cache_bytes) : r.kv_cache_summary) + ", arena " + mib(r.arena_bytes) + "); load " +
          printf_string("%.3f s", r.load_seconds) + "\n";
   for (const BandwidthResult& b : r.bandwidth)
@@ -66,6 +67,7 @@ std::string json(const BenchReport& r) {
     j["graph"] = r.graph_name;
     j["scheduler"] = r.scheduler;
     j["n_ctx"] = r.n_ctx;
+    j["n_depth"] = r.n_depth;
     j["kv_cache_bytes"] = r.kv_cache_bytes;
     j["kv_cache_summary"] = r.kv_cache_summary;
     j["arena_bytes"] = r.arena_bytes;

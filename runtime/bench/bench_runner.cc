@@ -54,9 +54,18 @@ std::vector<int32_t> random_tokens(int64_t count, int64_t n_vocab, uint64_t seed
   return ids;
 }
 
-// One timed run of a test from an empty cache; returns seconds.
-double run_once(exec::Session& session, const TestSpec& test, const std::vector<int32_t>& ids) {
-  session.reset();
+// One timed run of a test after `depth` tokens (none: from an empty cache); returns seconds.
+// The depth is prefilled once per session (untimed) and every run rewinds to it, unless a
+// sliding window's ring wrapped (then it is prefilled again, untimed).
+double run_once(exec::Session& session, const TestSpec& test, const std::vector<int32_t>& ids,
+                const std::vector<int32_t>& depth) {
+  const int64_t n_depth = static_cast<int64_t>(depth.size());
+  if (n_depth > 0 && session.n_past() >= n_depth && session.can_rewind()) {
+    session.rewind(n_depth);
+  } else {
+    session.reset();
+    if (n_depth > 0) session.prefill(depth);
+  }
   const auto start = Clock::now();
   if (test.generation) {
     for (int64_t i = 0; i < test.n; ++i) session.decode(ids[static_cast<size_t>(i)]);
@@ -81,9 +90,13 @@ BenchReport run_bench(const BenchConfig& config, const GguflowKernels& kernels,
     if (n > 0) tests.push_back({false, n}), largest = std::max(largest, n);
   for (int64_t n : config.gen_sizes)
     if (n > 0) tests.push_back({true, n}), largest = std::max(largest, n);
-  const int64_t n_ctx = config.n_ctx > 0 ? config.n_ctx : std::max<int64_t>(512, largest);
-  if (largest > n_ctx)
-    throw error("bench: a test of ", largest, " tokens does not fit in --ctx ", n_ctx);
+  if (config.n_depth < 0 || config.n_depth > exec::kMaxContext)
+    throw error("bench: --n-depth must be 0 to ", exec::kMaxContext, ", found ", config.n_depth);
+  const int64_t n_ctx = config.n_ctx > 0 ? config.n_ctx : std::max<int64_t>(512, config.n_depth + largest);
+  if (config.n_depth + largest > n_ctx)
+    throw error("bench: a test of ", largest, " tokens ",
+                config.n_depth > 0 ? "after " + std::to_string(config.n_depth) + " tokens of depth " : "",
+                "does not fit in --ctx ", n_ctx);
   std::vector<int> thread_counts = config.threads;
   if (thread_counts.empty()) thread_counts.push_back(tbb::info::default_concurrency());
 
@@ -105,6 +118,7 @@ BenchReport run_bench(const BenchConfig& config, const GguflowKernels& kernels,
   report.model_file_bytes = model->file_bytes();
   report.weight_bytes_per_token = weight_bytes_per_token(*g);
   report.n_ctx = n_ctx;
+  report.n_depth = config.n_depth;
 
   // Then the bandwidth, at 1 thread and every requested count; its buffer is freed before any
   // peak-RSS reading that matters.
@@ -145,19 +159,24 @@ BenchReport run_bench(const BenchConfig& config, const GguflowKernels& kernels,
       exec::SessionOptions options;
       options.n_threads = threads;
       options.n_ctx = n_ctx;
-      options.max_batch = test.generation ? 1 : test.n;
+      // A tg session steps one token at a time; its depth is prefilled in batches of up to 64
+      // (the arena holds max_batch rows of logits: 39 MB for Qwen's 151936 tokens).
+      options.max_batch = test.generation ? std::clamp<int64_t>(config.n_depth, 1, 64) : test.n;
       options.scheduler = config.scheduler;
+      options.cache_type_k = config.cache_type_k;
+      options.cache_type_v = config.cache_type_v;
       exec::Session session(g, kernels, options);
       report.kv_cache_bytes = session.kv_cache_bytes();
       report.kv_cache_summary = session.kv_cache_summary();
       if (test.generation) report.arena_bytes = session.arena_bytes();
       const std::vector<int32_t> ids =
           random_tokens(test.n, session.n_vocab(), config.seed + static_cast<uint64_t>(test.n));
+      const std::vector<int32_t> depth = random_tokens(config.n_depth, session.n_vocab(), config.seed);
       say(label + " | warm-up");
-      run_once(session, test, ids);
+      run_once(session, test, ids, depth);
       for (int r = 0; r < config.repetitions; ++r) {
         say(label + " | rep " + std::to_string(r + 1) + "/" + std::to_string(config.repetitions));
-        row.seconds.push_back(run_once(session, test, ids));
+        row.seconds.push_back(run_once(session, test, ids, depth));
       }
       row.peak_rss_bytes = peak_rss_bytes();
 

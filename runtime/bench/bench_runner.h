@@ -8,9 +8,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "ops/kv_cache_type.h"
 #include "plugins/abi/kernel_abi.h"
 #include "runtime/bench/memory_bandwidth.h"
 #include "runtime/exec/executor.h"
@@ -29,6 +31,11 @@ struct BenchConfig {
   int bandwidth_repetitions = 5;
   size_t bandwidth_buffer_bytes = size_t{256} << 20;
   uint64_t seed = 1234;                    // token ids of the prompts and decode inputs
+  // Tokens in the cache before each test (llama-bench's -d): prefilled untimed, so a tg row
+  // measures decode at that context depth (attention over n_depth cached rows).
+  int64_t n_depth = 0;
+  // KV cache element types (--cache-type-k/-v); unset: the graph's, else f32.
+  std::optional<ops::KvCacheType> cache_type_k, cache_type_v;
 };
 
 struct BenchRow {
@@ -49,7 +56,8 @@ struct BenchReport {
   uint64_t model_file_bytes = 0;
   uint64_t weight_bytes_per_token = 0;
   int64_t n_ctx = 0;
-  uint64_t kv_cache_bytes = 0;
+  int64_t n_depth = 0;  // tokens cached before each test (BenchConfig::n_depth)
+  uint64_t kv_cache_bytes = 0;  // what the session allocated, every state's K and V
   // The caches grouped by kind of layer (exec::Session::kv_cache_summary), as the last test
   // sized them (a sliding-window ring depends on the step size).
   std::string kv_cache_summary;

@@ -69,10 +69,28 @@ Args::Args(std::string usage, std::string description)
 
 Args::~Args() = default;
 
+std::string Args::cli11_names(const std::vector<std::string>& names, std::string* help) {
+  std::string kept, aliases;
+  const auto long_name = std::find_if(names.begin(), names.end(),
+                                      [](const std::string& n) { return n.rfind("--", 0) == 0; });
+  for (const std::string& n : names) {
+    if (n.size() > 2 && n[0] == '-' && n[1] != '-') {
+      GGUFLOW_CHECK(long_name != names.end());  // a word alias stands for a "--" name
+      word_aliases_.emplace_back(n, *long_name);
+      aliases += (aliases.empty() ? "" : ", ") + n;
+    } else {
+      kept += (kept.empty() ? "" : ",") + n;
+    }
+  }
+  if (!aliases.empty()) *help = "(" + aliases + ") " + *help;
+  return kept;
+}
+
 Args& Args::option(std::string names, std::string metavar, std::string help,
                    std::string default_value) {
   Spec& s = specs_.emplace_back();
   s.names = split_names(names);
+  names = cli11_names(s.names, &help);
   s.metavar = std::move(metavar);
   s.default_value = std::move(default_value);
   s.takes_value = true;
@@ -91,6 +109,7 @@ Args& Args::option(std::string names, std::string metavar, std::string help,
 Args& Args::flag(std::string names, std::string help) {
   Spec& s = specs_.emplace_back();
   s.names = split_names(names);
+  names = cli11_names(s.names, &help);
   s.help = std::move(help);
   s.option = app_->add_flag(names, s.flag_count, s.help);
   return *this;
@@ -138,6 +157,12 @@ bool Args::parse(int argc, char** argv) {
   app_->formatter(std::make_shared<HelpFormatter>(usage_, arguments.str()));
 
   std::vector<std::string> words(argv, argv + argc);
+  // Word aliases ("-ctk q8_0", "-ctk=q8_0") become their "--" names, up to a "--".
+  for (std::string& w : words) {
+    if (w == "--") break;
+    for (const auto& [alias, long_name] : word_aliases_)
+      if (w == alias || w.rfind(alias + "=", 0) == 0) w = long_name + w.substr(alias.size());
+  }
   std::reverse(words.begin(), words.end());  // CLI11 takes them last-first
   try {
     app_->parse(words);

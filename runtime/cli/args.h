@@ -53,7 +53,9 @@ class Args {
   Args& operator=(const Args&) = delete;
 
   // Declares an option taking a value. `names` is "--long", "-s,--long" or several aliases
-  // ("-c,--ctx-size,--ctx"); any of them works in the getters. Every occurrence is kept (see
+  // ("-c,--ctx-size,--ctx"); any of them works in the getters. A single-dash name of several
+  // letters (llama.cpp's "-ctk") is accepted on the command line as the first "--" name (CLI11
+  // only knows one-letter short names) and shown in the help. Every occurrence is kept (see
   // `all`); `get` returns the last, as llama.cpp does.
   Args& option(std::string names, std::string metavar, std::string help,
                std::string default_value = "");
@@ -99,6 +101,10 @@ class Args {
   std::unique_ptr<CLI::App> app_;
   std::deque<Spec> specs_;
   std::vector<std::pair<std::string, std::string>> positional_help_;
+  // Single-dash names of several letters ("-ctk") and the "--" name each stands for.
+  std::vector<std::pair<std::string, std::string>> word_aliases_;
+  // `names` without its word aliases (recorded in word_aliases_), as CLI11 takes them.
+  std::string cli11_names(const std::vector<std::string>& names, std::string* help);
   size_t min_positionals_ = 0, max_positionals_ = SIZE_MAX;
   std::vector<std::string> positionals_;
 };

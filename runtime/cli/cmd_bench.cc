@@ -65,12 +65,14 @@ int run_bench(int argc, char** argv) {
       .option("--kernels", "NAME", "force a kernel plugin (default: $GGUFLOW_KERNELS, else the best)")
       .option("--graph", "FILE", "graph to run (default: the shipped graph for the model's architecture)")
       .option("-c,--ctx-size,--ctx", "N", "KV cache slots (default: max(512, largest test))", "0")
+      .option("-d,--n-depth", "N", "tokens prefilled (untimed) before each test: tg at that context depth", "0")
       .option("--scheduler", "NAME", "flow_graph or topological_loop (same nodes)", "flow_graph")
       .option("-o,--output,--format", "FMT", "md (table), json (list of rows) or csv, as llama-bench's -o", "md")
       .flag("--json", "print the rows as one JSON document (--format json)")
       .option("--json-file", "FILE", "also write the rows as JSON to FILE (whatever --format is)")
       .option("--bandwidth-mib", "N", "buffer read by the bandwidth measurement, MiB", "256")
       .positional_count(0, 0);
+  cache_type_options(args);
   if (!args.parse(argc, argv)) return 0;
   if (!args.has("--model")) throw usage_error("-m/--model FILE is required");
 
@@ -88,6 +90,11 @@ int run_bench(int argc, char** argv) {
   if (reps < 1 || reps > 100000) throw usage_error("-r must be 1..100000, found ", reps);
   config.repetitions = static_cast<int>(reps);
   config.n_ctx = args.get_int("--ctx");
+  config.n_depth = args.get_int_in("--n-depth", 0, exec::kMaxContext);
+  exec::SessionOptions cache_types;
+  cache_type_values(args, &cache_types);
+  config.cache_type_k = cache_types.cache_type_k;
+  config.cache_type_v = cache_types.cache_type_v;
   const std::string scheduler = args.get("--scheduler");
   if (scheduler == "flow_graph") config.scheduler = exec::Scheduler::kFlowGraph;
   else if (scheduler == "topological_loop") config.scheduler = exec::Scheduler::kTopologicalLoop;

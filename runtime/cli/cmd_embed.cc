@@ -62,6 +62,7 @@ int run_embed(int argc, char** argv) {
       .flag("--no-truncate", "a text longer than the context is an error naming its line")
       .flag("--verbose", "print the graph, sizes and the plugin to stderr");
   threads_option(args);
+  cache_type_options(args);
   kernels_option(args);
   set_option(args);
   if (!args.parse(argc, argv)) return 0;
@@ -75,6 +76,7 @@ int run_embed(int argc, char** argv) {
   request.embedder.set = graph::parse_set_options(args.all("--set"));
   request.embedder.session.n_threads = threads_value(args);
   request.embedder.session.n_ctx = args.get_int("--ctx");
+  cache_type_values(args, &request.embedder.session);
   request.embedder.batch_tokens = args.get_int_in("--batch-tokens", 0, exec::kMaxContext);
   request.input_path = args.get("--input");
   request.input.format = embed::parse_input_format(args.get("--input-format"));

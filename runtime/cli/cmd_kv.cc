@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "runtime/cli/args.h"
 #include "runtime/cli/commands.h"
@@ -95,12 +96,16 @@ int calibrate(int argc, char** argv) {
 }
 
 int eval(int argc, char** argv) {
-  Args args("kv eval --model M (--kv-proj P.gguf | --sweep T1,T2,... --calib-text FILE) --text FILE",
-            "Compares the full cache, a projected cache and a zeroed-cache control on the same tokens "
-            "(text not used for calibration): KL from the full cache, top-1 agreement, perplexity, "
-            "relative L2 of the logits, KV bytes per token.");
+  Args args("kv eval --model M (--kv-proj P.gguf | --cache-types T,... | -ctk T -ctv T | --sweep T1,T2,... "
+            "--calib-text FILE) --text FILE",
+            "Compares the full f32 cache, a projected cache and/or caches in smaller element types, "
+            "and a zeroed-cache control on the same tokens (text not used for calibration): KL from "
+            "the full cache, top-1 agreement, perplexity, relative L2 of the logits, KV bytes per "
+            "token and in all (what the session allocated).");
   add_common(args);
+  cache_type_options(args);
   args.option("--kv-proj", "FILE", "projection written by 'gguflow kv calibrate'")
+      .option("--cache-types", "T,...", "evaluate a cache of each type (K and V): f16, q8_0, q4_0, f32")
       .option("--text", "FILE", "evaluation text (UTF-8)")
       .option("--sweep", "T,...", "calibrate at these energy thresholds and evaluate each")
       .option("--calib-text", "FILE", "calibration text for --sweep")
@@ -127,10 +132,33 @@ int eval(int argc, char** argv) {
     if (args.has("--svg")) write_sweep_svg(r, args.get("--svg"));
     return 0;
   }
-  const std::string proj = require(args, "--kv-proj", "kv eval");
+  // The caches to compare with the full one: a projection, types for both K and V, and the
+  // -ctk/-ctv pair.
+  std::vector<CacheTypes> cache_types;
+  if (args.has("--cache-types")) {
+    const std::string list = args.get("--cache-types");
+    for (size_t start = 0; start <= list.size();) {
+      const size_t comma = std::min(list.find(',', start), list.size());
+      const std::string name = list.substr(start, comma - start);
+      const auto type = ops::find_kv_cache_type(name);
+      if (!type)
+        throw usage_error("--cache-types: expected a list of ", ops::kv_cache_type_names(), ", found '", name, "'");
+      cache_types.push_back({*type, *type});
+      start = comma + 1;
+    }
+  }
+  if (args.has("--cache-type-k") || args.has("--cache-type-v")) {
+    exec::SessionOptions given;
+    cache_type_values(args, &given);
+    cache_types.push_back({given.cache_type_k.value_or(ops::KvCacheType::kF32),
+                           given.cache_type_v.value_or(ops::KvCacheType::kF32)});
+  }
+  const std::string proj = args.get("--kv-proj");
+  if (proj.empty() && cache_types.empty())
+    throw usage_error("kv eval: expected --kv-proj FILE, --cache-types T,..., -ctk/-ctv TYPE or --sweep");
   const StudyModel m = open_model(args, "kv eval");
   const auto tokens = tokenize_text_file(m, text);
-  const EvalResult r = evaluate(m, proj, tokens);
+  const EvalResult r = evaluate(m, proj, cache_types, tokens);
   if (args.has("--json")) print_eval_json(r, stdout);
   else print_eval_text(r, stdout);
   return 0;
@@ -143,7 +171,7 @@ int run_kv(int argc, char** argv) {
       "usage: gguflow kv spectrum|calibrate|eval [options]   (--help after one for its options)\n"
       "  spectrum   cumulative energy of the cached keys/values' principal directions\n"
       "  calibrate  per-layer ranks for an energy threshold -> a .kvproj.gguf side file\n"
-      "  eval       full vs projected vs zeroed cache: KL, top-1, perplexity, bytes per token\n";
+      "  eval       full vs projected / f16 / q8_0 / q4_0 vs zeroed cache: KL, top-1, perplexity, bytes\n";
   if (argc < 1 || !std::strcmp(argv[0], "--help") || !std::strcmp(argv[0], "-h")) {
     std::fputs(kUsage, stdout);
     return 0;

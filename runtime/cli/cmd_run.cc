@@ -61,6 +61,7 @@ int run_token_ids(const Args& args, const std::string& graph_path) {
   request.greedy_steps = args.get_int_in("--greedy", 0, exec::kMaxContext);
   request.session.n_threads = threads_value(args);
   request.session.n_ctx = args.get_int("--ctx");
+  cache_type_values(args, &request.session);
   request.json = args.has("--json");
   request.verbose = args.has("--verbose");
 
@@ -108,6 +109,7 @@ int run_run(int argc, char** argv) {
   ctx_option(args, "context length: KV cache slots (default: min(model, 4096))")
       .flag("--context-shift", "when the context is full, drop the oldest half (after --keep) and go on")
       .option("--keep", "N", "--context-shift: prompt tokens always kept (BOS is kept on top)", "0");
+  cache_type_options(args);
   kernels_option(args);
   set_option(args)
       .option("--kv-proj", "FILE", "low-rank KV bases for graphs/decode-lowrank-kv.yaml ('gguflow kv calibrate')")
@@ -127,6 +129,7 @@ int run_run(int argc, char** argv) {
   request.weight_files = kv_projection_files(args);
   request.session.n_threads = threads_value(args);
   request.session.n_ctx = args.get_int("--ctx");
+  cache_type_values(args, &request.session);
   request.context_shift = args.has("--context-shift");
   request.keep = args.get_int_in("--keep", 0, exec::kMaxContext);
   request.kernels = args.get("--kernels");

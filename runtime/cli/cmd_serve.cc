@@ -73,6 +73,7 @@ int run_serve(int argc, char** argv) {
   threads_option(args);
   kernels_option(args);
   set_option(args);
+  cache_type_options(args);
   if (!args.parse(argc, argv)) return 0;
   if (!args.has("--model")) throw usage_error("--model FILE is required");
 
@@ -85,6 +86,10 @@ int run_serve(int argc, char** argv) {
   model_options.n_threads = threads_value(args);
   model_options.n_ctx = args.get_int("--ctx");
   model_options.n_slots = args.get_int_in("--parallel", 1, 256);
+  exec::SessionOptions cache_types;
+  cache_type_values(args, &cache_types);
+  model_options.cache_type_k = cache_types.cache_type_k;
+  model_options.cache_type_v = cache_types.cache_type_v;
 
   server::ServeOptions options;
   options.host = args.get("--host");

@@ -65,4 +65,26 @@ Args& set_option(Args& args) {
   return args.option("--set", "NAME=VALUE", "override a graph parameter (repeatable)");
 }
 
+Args& cache_type_options(Args& args) {
+  const std::string types = ops::kv_cache_type_names();
+  return args
+      .option("-ctk,--cache-type-k", "TYPE",
+              "KV cache element type of the keys: " + types + " (default: the graph's, else f32)")
+      .option("-ctv,--cache-type-v", "TYPE",
+              "KV cache element type of the values: " + types + " (default: the graph's, else f32)");
+}
+
+void cache_type_values(const Args& args, exec::SessionOptions* options) {
+  const auto parse = [&](const char* option) -> std::optional<ops::KvCacheType> {
+    if (!args.has(option)) return std::nullopt;
+    const std::string value = args.get(option);
+    const auto type = ops::find_kv_cache_type(value);
+    if (!type)
+      throw usage_error(option, ": expected one of ", ops::kv_cache_type_names(), ", found '", value, "'");
+    return type;
+  };
+  options->cache_type_k = parse("--cache-type-k");
+  options->cache_type_v = parse("--cache-type-v");
+}
+
 }  // namespace gguflow::cli

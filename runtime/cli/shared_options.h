@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "runtime/cli/args.h"
+#include "runtime/exec/session.h"
 
 namespace gguflow::cli {
 
@@ -29,5 +30,11 @@ Args& ctx_option(Args& args, const std::string& help, const std::string& default
 Args& kernels_option(Args& args);
 // --set NAME=VALUE, repeatable.
 Args& set_option(Args& args);
+// -ctk, --cache-type-k TYPE and -ctv, --cache-type-v TYPE (llama.cpp's spellings): the KV cache
+// element types, f32 (default), f16, q8_0 or q4_0.
+Args& cache_type_options(Args& args);
+// Sets options->cache_type_k/v from those given; a UsageError naming the allowed types for
+// another value. Those not given stay unset (the graph's state attribute, else f32).
+void cache_type_values(const Args& args, exec::SessionOptions* options);
 
 }  // namespace gguflow::cli

@@ -9,6 +9,7 @@
 #include <optional>
 #include <sstream>
 #include <stdexcept>
+#include <tuple>
 
 #include <oneapi/tbb/info.h>
 
@@ -21,6 +22,10 @@ namespace gguflow::exec {
 namespace {
 
 constexpr int64_t kDefaultMaxContext = 4096;
+// Bytes; every K or V block of the KV storage starts at a multiple: the widest element read is a
+// float (f16 and the quantized blocks' f16 scales need 2). f32 blocks are whole floats already,
+// so an all-f32 cache is exactly its rows (the low-rank study counts 4 bytes per rank).
+constexpr uint64_t kBlockAlign = alignof(float);
 
 using ops::has_token_dim;
 using ops::row_length;
@@ -40,7 +45,7 @@ Session::Session(std::shared_ptr<const graph::Graph> graph, const GguflowKernels
   find_inputs_and_output();
   size_context(options);
   find_vocabulary();
-  allocate_kv_caches();
+  allocate_kv_caches(options);
   link_dependencies();
   bind_nodes();
   plan_arena();
@@ -154,20 +159,46 @@ int64_t Session::cache_rows(const graph::State& s) const {
 
 // One k block [rows][layout.k] and one v block [rows][layout.v] per state, as the op that
 // writes the state laid it out (full rows for attention, ranks for kv_project; a ring for a
-// sliding window).
-void Session::allocate_kv_caches() {
+// sliding window), in the state's element types.
+void Session::allocate_kv_caches(const SessionOptions& options) {
   const graph::Graph& g = *graph_;
+  struct Planned {
+    ops::KvCacheType k_type, v_type;
+    size_t k_row, v_row;  // bytes
+  };
+  std::vector<Planned> planned;
+  for (const graph::State& s : g.states) {
+    Planned p{options.cache_type_k.value_or(s.cache_type_k.value_or(ops::KvCacheType::kF32)),
+              options.cache_type_v.value_or(s.cache_type_v.value_or(ops::KvCacheType::kF32)), 0, 0};
+    if (s.layout.f32_only && (p.k_type != ops::KvCacheType::kF32 || p.v_type != ops::KvCacheType::kF32))
+      throw error("state '", s.name, "' is written by an op that keeps a low-rank f32 cache "
+                  "(kv_project): expected cache types f32, found K ", ops::kv_cache_type_name(p.k_type),
+                  ", V ", ops::kv_cache_type_name(p.v_type), " (--cache-type-k/-v apply to full caches only)");
+    for (const auto& [type, width, which] : {std::tuple{p.k_type, s.layout.k, "K"}, std::tuple{p.v_type, s.layout.v, "V"}}) {
+      const std::string why = ops::kv_cache_row_error(type, width);
+      if (!why.empty()) throw error("state '", s.name, "' ", which, " cache: ", why);
+    }
+    p.k_row = ops::kv_cache_row_bytes(p.k_type, s.layout.k);
+    p.v_row = ops::kv_cache_row_bytes(p.v_type, s.layout.v);
+    planned.push_back(p);
+  }
   // Sizes in checked arithmetic (a --ctx of 2^62 wrapped the product and the caches were
   // written out of bounds); an allocation the machine refuses is an error naming the size.
-  std::optional<uint64_t> kv_floats = 0;
+  std::optional<uint64_t> bytes = 0;
   const uint64_t slots = static_cast<uint64_t>(n_slots());
-  for (const graph::State& s : g.states) {
-    const auto row = checked_add<uint64_t>(static_cast<uint64_t>(s.layout.k), static_cast<uint64_t>(s.layout.v));
-    const auto rows = checked_mul<uint64_t>(static_cast<uint64_t>(cache_rows(s)), slots);
-    const auto floats = row && rows ? checked_mul<uint64_t>(*rows, *row) : std::nullopt;
-    kv_floats = kv_floats && floats ? checked_add<uint64_t>(*kv_floats, *floats) : std::nullopt;
-  }
-  const auto bytes = kv_floats ? checked_mul<uint64_t>(*kv_floats, sizeof(float)) : std::nullopt;
+  // Each block starts at a multiple of kBlockAlign bytes: f32 rows after a block of q8_0 rows
+  // (34 bytes per 32 elements, an odd number of halves) stay float-aligned.
+  const auto block_bytes = [&](size_t i, size_t row_bytes) -> std::optional<uint64_t> {
+    const auto rows = checked_mul<uint64_t>(static_cast<uint64_t>(cache_rows(g.states[i])), slots);
+    const auto b = rows ? checked_mul<uint64_t>(*rows, row_bytes) : std::nullopt;
+    const auto padded = b ? checked_add<uint64_t>(*b, kBlockAlign - 1) : std::nullopt;
+    return padded ? std::optional<uint64_t>(*padded / kBlockAlign * kBlockAlign) : std::nullopt;
+  };
+  for (size_t i = 0; i < g.states.size(); ++i)
+    for (size_t row_bytes : {planned[i].k_row, planned[i].v_row}) {
+      const auto b = block_bytes(i, row_bytes);
+      bytes = bytes && b ? checked_add<uint64_t>(*bytes, *b) : std::nullopt;
+    }
   if (!bytes || *bytes > static_cast<uint64_t>(PTRDIFF_MAX))
     throw error("KV cache of ", g.states.size(), " states x ", n_ctx_,
                 " rows does not fit in this machine's address space (--ctx ", n_ctx_, ")");
@@ -175,8 +206,8 @@ void Session::allocate_kv_caches() {
   try {
     // Not zero-filled: every row is written before it is read (a position is stored before any
     // query sees it), so pages become resident only as the context fills; zeroing a 4096-row
-    // cache cost more than embedding a few hundred short texts.
-    kv_storage_.reset(new float[static_cast<size_t>(*kv_floats)]);
+    // cache cost more than embedding a few hundred short texts. operator new aligns to 16 bytes.
+    kv_storage_.reset(new std::byte[static_cast<size_t>(*bytes)]);
     allocated = true;
   } catch (const std::bad_alloc&) {  // also std::bad_array_new_length
   }
@@ -184,37 +215,54 @@ void Session::allocate_kv_caches() {
     throw error("KV cache of ", *bytes / 1048576, " MiB could not be allocated (--ctx ", n_ctx_,
                 ", ", g.states.size(), " states): lower --ctx");
   kv_bytes_ = static_cast<size_t>(*bytes);
-  float* kv = kv_storage_.get();
-  for (const graph::State& s : g.states) {
-    const int64_t rows = cache_rows(s), slots = n_slots();
-    caches_.push_back({kv, kv + slots * rows * s.layout.k, rows, slots});
-    kv += slots * rows * (s.layout.k + s.layout.v);
+  std::byte* kv = kv_storage_.get();
+  for (size_t i = 0; i < g.states.size(); ++i) {
+    const Planned& p = planned[i];
+    ops::KvCacheView c;
+    c.rows = cache_rows(g.states[i]);
+    c.slots = n_slots();
+    c.k_type = p.k_type;
+    c.v_type = p.v_type;
+    c.k_row_bytes = p.k_row;
+    c.v_row_bytes = p.v_row;
+    c.k = kv;
+    c.v = kv + *block_bytes(i, p.k_row);
+    caches_.push_back(c);
+    kv = c.v + *block_bytes(i, p.v_row);
   }
 }
 
 std::string Session::kv_cache_summary() const {
   // Group the states by (rows, bytes per row): "5 x 31 rows (windowed) + 1 x 4096 rows".
-  std::vector<std::pair<std::pair<int64_t, int64_t>, int>> kinds;
+  std::vector<std::pair<std::pair<int64_t, size_t>, int>> kinds;
   for (size_t s = 0; s < graph_->states.size(); ++s) {
-    const graph::State& st = graph_->states[s];
-    const std::pair<int64_t, int64_t> key{caches_[s].rows, st.layout.k + st.layout.v};
+    const std::pair<int64_t, size_t> key{caches_[s].rows, caches_[s].k_row_bytes + caches_[s].v_row_bytes};
     auto it = std::find_if(kinds.begin(), kinds.end(), [&](const auto& k) { return k.first == key; });
     if (it == kinds.end()) kinds.push_back({key, 1});
     else ++it->second;
   }
   std::ostringstream out;
   out.precision(3);
-  out << static_cast<double>(kv_bytes_) / 1048576.0 << " MiB";
+  out << kv_bytes_ << " bytes = " << static_cast<double>(kv_bytes_) / 1048576.0 << " MiB";
   if (kinds.size() > 1 || (!kinds.empty() && kinds[0].first.first < n_ctx_)) {
     out << " (";
     for (size_t i = 0; i < kinds.size(); ++i) {
       const auto& [key, count] = kinds[i];
-      const double mib = static_cast<double>(key.first * key.second * count) * sizeof(float) / 1048576.0;
+      const double mib = static_cast<double>(key.first * n_slots()) * static_cast<double>(key.second) * count / 1048576.0;
       out << (i ? ", " : "") << count << " x " << key.first << " rows"
           << (key.first < n_ctx_ ? " (window ring)" : "") << " = " << mib << " MiB";
     }
     out << ")";
   }
+  // The element types, when any is not f32 (mixed types across states are listed per kind).
+  std::vector<std::string> types;
+  for (const ops::KvCacheView& c : caches_) {
+    const std::string t = std::string("K ") + ops::kv_cache_type_name(c.k_type) + ", V " +
+                          ops::kv_cache_type_name(c.v_type);
+    if (std::find(types.begin(), types.end(), t) == types.end()) types.push_back(t);
+  }
+  if (!(types.size() == 1 && types[0] == "K f32, V f32"))
+    for (const std::string& t : types) out << ", " << t;
   return out.str();
 }
 
@@ -382,6 +430,23 @@ void Session::pack_for_decode() {
   if (packed_for_decode_) return;
   arena_.execute([&] { packed_.pack_all(); });
   packed_for_decode_ = true;
+}
+
+void Session::rewind(int64_t n_past) {
+  if (n_past < 0 || n_past > slot_past_[0])
+    throw error("rewind to ", n_past, " tokens: expected 0 to ", slot_past_[0], " (the tokens cached)");
+  // A ring of `rows` keeps positions p - rows + 1 .. p of the last position p stored: the kept
+  // ones are intact only when nothing wrapped over them.
+  for (const ops::KvCacheView& c : caches_)
+    if (slot_past_[0] > c.rows)
+      throw error("rewind: a sliding window's ring of ", c.rows, " rows has overwritten positions of the first ",
+                  n_past, " tokens (", slot_past_[0], " cached)");
+  slot_past_[0] = n_past;
+}
+
+bool Session::can_rewind() const {
+  return std::all_of(caches_.begin(), caches_.end(),
+                     [&](const ops::KvCacheView& c) { return slot_past_[0] <= c.rows; });
 }
 
 int64_t Session::n_past(int64_t slot) const {

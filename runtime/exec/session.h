@@ -2,7 +2,8 @@
 // decode(token) one step at a time, keeping the KV cache between calls.
 //
 // Construction plans everything once: activation buffers in one arena (reused between tensors
-// whose lifetimes cannot overlap), per-layer f32 KV caches of n_ctx slots, weight views into the
+// whose lifetimes cannot overlap), per-layer KV caches of n_ctx slots (f32, or f16 / q8_0 /
+// q4_0 rows: SessionOptions::cache_type_k/v), weight views into the
 // GGUF mapping, the flow graph. No step allocates.
 //
 // Graph contract: every graph input is read by op slots that declare what the session feeds
@@ -14,6 +15,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -48,6 +50,10 @@ struct SessionOptions {
   // a packed layout for (same results, faster decode; runtime/exec/packed_weights.h).
   // Default: on unless GGUFLOW_PACK_WEIGHTS=0.
   bool pack_weights = PackedWeights::enabled_by_environment();
+  // Element types of the cached keys and values (--cache-type-k/-v): set, they apply to every
+  // state; unset, each state's `cache_type_k/v` attribute in the graph, else f32. A smaller
+  // type is a smaller cache (q8_0: 34 bytes per 32 elements) read in place by attention.
+  std::optional<ops::KvCacheType> cache_type_k, cache_type_v;
 };
 
 class Session {
@@ -74,6 +80,12 @@ class Session {
   std::span<const float> decode(int32_t token);
   // Forgets the sequence (n_past() = 0); the cache is overwritten by the next tokens.
   void reset() { slot_past_[0] = 0; }
+  // Forgets slot 0's tokens from position n_past on, keeping the first n_past (a benchmark's
+  // context depth, prefilled once). Throws when n_past is above n_past() or a sliding window's
+  // ring has overwritten rows of the kept positions.
+  void rewind(int64_t n_past);
+  // rewind would keep every cached row intact: no sliding window's ring has wrapped yet.
+  bool can_rewind() const;
 
   // New tokens of the sequence in one slot, for step_slots.
   struct SlotTokens {
@@ -116,13 +128,15 @@ class Session {
   const graph::Graph& graph() const { return *graph_; }
   size_t arena_bytes() const { return arena_bytes_; }
   size_t kv_cache_bytes() const { return kv_bytes_; }
-  // "1.5 MiB (5 x 527 rows (window ring) = 0.3 MiB, 1 x 4096 rows = 1.2 MiB)": the caches grouped
-  // by kind of layer, for --verbose and bench reports.
+  // "1572864 bytes = 1.5 MiB (5 x 527 rows (window ring) = 0.3 MiB, 1 x 4096 rows = 1.2 MiB),
+  // K q8_0, V q8_0":
+  // the caches grouped by kind of layer and their element types, for --verbose and bench
+  // reports.
   std::string kv_cache_summary() const;
   size_t packed_weight_bytes() const { return packed_.bytes(); }  // packed so far (0 before decode)
-  // The cache of each graph state (g.states order): k [rows][w.k], v [rows][w.v] floats with
-  // w = graph().states[s].layout (set by the op that writes the state); position p in row
-  // p % rows (rows = n_ctx, or a ring for a sliding window).
+  // The cache of each graph state (g.states order): k [rows][w.k], v [rows][w.v] elements of
+  // its k_type / v_type with w = graph().states[s].layout (set by the op that writes the
+  // state); position p in row p % rows (rows = n_ctx, or a ring for a sliding window).
   // Read by `gguflow kv` to collect keys/values; writable so a study can clear it.
   const std::vector<ops::KvCacheView>& kv_caches() const { return caches_; }
 
@@ -131,7 +145,8 @@ class Session {
   void find_inputs_and_output();          // feeds_, output_width_, output_per_token_
   void size_context(const SessionOptions& options);  // n_ctx_, max_batch_
   void find_vocabulary();                 // n_vocab_
-  void allocate_kv_caches();              // kv_storage_, caches_
+  // kv_storage_, caches_; the types from `options` over the graph's.
+  void allocate_kv_caches(const SessionOptions& options);
   int64_t cache_rows(const graph::State& s) const;
   void link_dependencies();               // predecessors_
   void bind_nodes();                      // nodes_
@@ -170,7 +185,8 @@ class Session {
   std::unique_ptr<std::byte[]> arena_storage_;
   std::byte* arena_base_ = nullptr;
   size_t arena_bytes_ = 0, kv_bytes_ = 0;
-  std::unique_ptr<float[]> kv_storage_;    // every cache: [state][k|v][n_ctx][kv_row], uninitialized
+  // Every cache: [state][k|v][slots * rows][row bytes], uninitialized.
+  std::unique_ptr<std::byte[]> kv_storage_;
   std::vector<ops::KvCacheView> caches_;   // per graph state
   std::deque<std::vector<float>> widened_;  // small non-F32 weights decoded once
   PackedWeights packed_;             // matmul weight slots; packed copies (plugin layout)

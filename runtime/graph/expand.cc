@@ -389,6 +389,17 @@ std::vector<State> expand_states(const GraphSpec& spec, ParamResolver& params) {
       }
       st.n_head_kv = st.attrs.get_int("n_head_kv");
       st.head_dim = st.attrs.get_int("head_dim");
+      const std::pair<const char*, std::optional<ops::KvCacheType>*> cache_types[] = {
+          {"cache_type_k", &st.cache_type_k}, {"cache_type_v", &st.cache_type_v}};
+      for (const auto& [field, slot] : cache_types) {
+        if (!st.attrs.has(field)) continue;
+        const std::string name = ops::attr_to_string(st.attrs.get(field));
+        const auto type = ops::find_kv_cache_type(name);
+        if (!type)
+          fail_at(st.where, "state '", st.name, "' (kv_cache): '", field, "' expected one of ",
+                  ops::kv_cache_type_names(), ", found '", name, "'");
+        *slot = *type;
+      }
       st.layout = {st.n_head_kv * st.head_dim, st.n_head_kv * st.head_dim};  // until a writer says
       for (const auto& other : out)
         if (other.name == st.name)

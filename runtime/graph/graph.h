@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ops/kv_cache_type.h"
 #include "ops/op_registry.h"
 #include "ops/op_schema.h"
 #include "runtime/gguf/gguf_file.h"
@@ -85,6 +86,10 @@ struct State {
   int64_t n_head_kv = 0;
   int64_t head_dim = 0;
   ops::Attrs attrs;   // every attribute as declared (n_head_kv, head_dim, and any others)
+  // cache_type_k / cache_type_v as declared (f32, f16, q8_0, q4_0); unset: the session's
+  // (SessionOptions::cache_type_k/v, --cache-type-k/-v), else f32. The session's own types,
+  // when given, win: a command line overrides a graph.
+  std::optional<ops::KvCacheType> cache_type_k, cache_type_v;
   // Floats per cached token in the K and V blocks, as the op writing the state needs them
   // (its StateRule: full rows for attention, ranks for kv_project); full rows without a writer.
   ops::KvLayout layout;

@@ -78,8 +78,9 @@ KvSamples collect_kv(const StudyModel& m, std::span<const int32_t> tokens, int64
     for (int64_t l = 0; l < s.n_layer; ++l) {
       const ops::KvCacheView& c = session.kv_caches()[static_cast<size_t>(state[l])];
       for (int64_t gi = 0; gi < s.groups; ++gi) {
-        s.k[l * s.groups + gi].add(c.k + gi * s.group_dim, len, row);  // rows [len][row], slot = position
-        s.v[l * s.groups + gi].add(c.v + gi * s.group_dim, len, row);
+        // rows [len][row] f32 (the session's default type), slot = position
+        s.k[l * s.groups + gi].add(c.k_f32() + gi * s.group_dim, len, row);
+        s.v[l * s.groups + gi].add(c.v_f32() + gi * s.group_dim, len, row);
       }
     }
   }

@@ -13,7 +13,8 @@ namespace gguflow::lowrank {
 namespace {
 
 CacheRun run_graph(const StudyModel& m, const std::string& graph_path,
-                   std::vector<std::shared_ptr<const GgufFile>> weight_files, std::span<const int32_t> tokens) {
+                   std::vector<std::shared_ptr<const GgufFile>> weight_files, std::span<const int32_t> tokens,
+                   CacheTypes types = {}) {
   graph::LoadOptions load;
   load.weight_files = std::move(weight_files);
   auto g = std::make_shared<const graph::Graph>(
@@ -21,10 +22,13 @@ CacheRun run_graph(const StudyModel& m, const std::string& graph_path,
   exec::SessionOptions options;
   options.n_threads = m.n_threads;
   options.n_ctx = static_cast<int64_t>(tokens.size());
+  options.cache_type_k = types.k;
+  options.cache_type_v = types.v;
   exec::Session session(g, *m.kernels, options);
   CacheRun run;
   session.prefill(tokens, &run.logits);
   run.n_vocab = session.output_width();
+  run.kv_bytes = session.kv_cache_bytes();
   run.kv_bytes_per_token = static_cast<double>(session.kv_cache_bytes()) / static_cast<double>(session.n_ctx());
   return run;
 }
@@ -39,18 +43,22 @@ void log_softmax(const float* x, int64_t n, std::vector<double>* out) {
   for (int64_t i = 0; i < n; ++i) (*out)[i] = static_cast<double>(x[i]) - lse;
 }
 
-void print_metrics_json(const char* name, const CacheMetrics& m, bool last, FILE* out) {
+void print_metrics_json(const std::string& name, const CacheMetrics& m, bool last, FILE* out) {
   std::fprintf(out,
                "  \"%s\": {\"kld_mean\": %.9g, \"top1_agreement\": %.6f, \"perplexity\": %.6f, "
-               "\"logit_rel_l2\": %.9g, \"kv_bytes_per_token\": %.1f}%s\n",
-               name, m.kld_mean, m.top1_agreement, m.perplexity, m.logit_rel_l2, m.kv_bytes_per_token,
-               last ? "" : ",");
+               "\"logit_rel_l2\": %.9g, \"kv_bytes_per_token\": %.1f, \"kv_bytes\": %llu}%s\n",
+               name.c_str(), m.kld_mean, m.top1_agreement, m.perplexity, m.logit_rel_l2,
+               m.kv_bytes_per_token, static_cast<unsigned long long>(m.kv_bytes), last ? "" : ",");
 }
 
 }  // namespace
 
-CacheRun run_full(const StudyModel& m, std::span<const int32_t> tokens) {
-  return run_graph(m, graph::default_graph_path(*m.file, graph::Job::kGenerate), {}, tokens);
+std::string CacheTypes::name() const {
+  return std::string("K ") + ops::kv_cache_type_name(k) + ", V " + ops::kv_cache_type_name(v);
+}
+
+CacheRun run_full(const StudyModel& m, std::span<const int32_t> tokens, CacheTypes types) {
+  return run_graph(m, graph::default_graph_path(*m.file, graph::Job::kGenerate), {}, tokens, types);
 }
 
 CacheRun run_projected(const StudyModel& m, const std::string& projection_path, std::span<const int32_t> tokens) {
@@ -71,9 +79,8 @@ CacheRun run_zero(const StudyModel& m, std::span<const int32_t> tokens) {
   for (int32_t t : tokens) {
     for (size_t s = 0; s < g->states.size(); ++s) {  // forget every earlier token
       const ops::KvCacheView& c = session.kv_caches()[s];
-      const ops::KvLayout w = g->states[s].layout;
-      std::memset(c.k, 0, sizeof(float) * static_cast<size_t>(c.rows * w.k));
-      std::memset(c.v, 0, sizeof(float) * static_cast<size_t>(c.rows * w.v));
+      std::memset(c.k, 0, c.k_row_bytes * static_cast<size_t>(c.rows * c.slots));
+      std::memset(c.v, 0, c.v_row_bytes * static_cast<size_t>(c.rows * c.slots));
     }
     const std::span<const float> logits = session.decode(t);
     run.logits.insert(run.logits.end(), logits.begin(), logits.end());
@@ -89,6 +96,7 @@ CacheMetrics compare(const CacheRun& full, const CacheRun& run, std::span<const 
   if (T < 2) throw error("kv eval: expected at least 2 tokens of text (positions predict the next token), found ", T);
   CacheMetrics m;
   m.kv_bytes_per_token = run.kv_bytes_per_token;
+  m.kv_bytes = run.kv_bytes;
   double kl = 0, nll = 0, diff2 = 0, ref2 = 0;
   int64_t agree = 0;
   std::vector<double> lp, lq;
@@ -114,14 +122,18 @@ CacheMetrics compare(const CacheRun& full, const CacheRun& run, std::span<const 
   return m;
 }
 
-EvalResult evaluate(const StudyModel& m, const std::string& projection_path, std::span<const int32_t> tokens) {
-  const CacheRun projected = run_projected(m, projection_path, tokens);  // checks the file first
+EvalResult evaluate(const StudyModel& m, const std::string& projection_path,
+                    std::span<const CacheTypes> cache_types, std::span<const int32_t> tokens) {
+  std::vector<std::pair<std::string, CacheRun>> runs;
+  if (!projection_path.empty())
+    runs.emplace_back("projected", run_projected(m, projection_path, tokens));  // checks the file first
+  for (const CacheTypes& types : cache_types) runs.emplace_back(types.name(), run_full(m, tokens, types));
   const CacheRun full = run_full(m, tokens);
   const CacheRun zero = run_zero(m, tokens);
   EvalResult r;
   r.tokens = static_cast<int64_t>(tokens.size());
   r.full = compare(full, full, tokens);
-  r.projected = compare(full, projected, tokens);
+  for (const auto& [name, run] : runs) r.tested.emplace_back(name, compare(full, run, tokens));
   r.zero = compare(full, zero, tokens);
   return r;
 }
@@ -129,18 +141,21 @@ EvalResult evaluate(const StudyModel& m, const std::string& projection_path, std
 void print_eval_text(const EvalResult& r, FILE* out) {
   std::fprintf(out, "%lld tokens (%lld predictions)\n", static_cast<long long>(r.tokens),
                static_cast<long long>(r.tokens - 1));
-  std::fprintf(out, "cache        KL(full||x)   top-1   perplexity   logit rel L2   KV bytes/token\n");
-  const std::pair<const char*, const CacheMetrics*> rows[] = {
-      {"full", &r.full}, {"projected", &r.projected}, {"zero", &r.zero}};
-  for (const auto& [name, m] : rows)
-    std::fprintf(out, "%-10s  %12.6f  %6.4f  %11.4f  %13.6g  %15.1f\n", name, m->kld_mean, m->top1_agreement,
-                 m->perplexity, m->logit_rel_l2, m->kv_bytes_per_token);
+  std::fprintf(out, "cache             KL(full||x)   top-1   perplexity   logit rel L2   KV bytes/token   KV bytes\n");
+  const auto row = [&](const std::string& name, const CacheMetrics& m) {
+    std::fprintf(out, "%-15s  %12.6f  %6.4f  %11.4f  %13.6g  %15.1f  %9llu\n", name.c_str(), m.kld_mean,
+                 m.top1_agreement, m.perplexity, m.logit_rel_l2, m.kv_bytes_per_token,
+                 static_cast<unsigned long long>(m.kv_bytes));
+  };
+  row("full", r.full);
+  for (const auto& [name, m] : r.tested) row(name, m);
+  row("zero", r.zero);
 }
 
 void print_eval_json(const EvalResult& r, FILE* out) {
   std::fprintf(out, "{\n  \"tokens\": %lld,\n", static_cast<long long>(r.tokens));
   print_metrics_json("full", r.full, false, out);
-  print_metrics_json("projected", r.projected, false, out);
+  for (const auto& [name, m] : r.tested) print_metrics_json(name, m, false, out);
   print_metrics_json("zero", r.zero, true, out);
   std::fprintf(out, "}\n");
 }

@@ -19,6 +19,8 @@ ServedModel::ServedModel(const ModelOptions& options) : path_(options.model_path
   session_options.n_threads = options.n_threads;
   session_options.n_ctx = options.n_ctx;
   session_options.n_slots = options.n_slots;
+  session_options.cache_type_k = options.cache_type_k;
+  session_options.cache_type_v = options.cache_type_v;
   session_options.pack_weights = true;  // the engine packs before its first step (batch invariance)
   try {
     graph::LoadOptions load;

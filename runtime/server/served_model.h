@@ -31,6 +31,8 @@ struct ModelOptions {
   int n_threads = 0;        // 0: every core
   int64_t n_ctx = 0;        // per slot; 0: min(model, 4096)
   int64_t n_slots = 1;      // --parallel
+  // -ctk/-ctv: the KV cache element types of the generation session (unset: the graph's, f32).
+  std::optional<ops::KvCacheType> cache_type_k, cache_type_v;
 };
 
 class ServedModel {

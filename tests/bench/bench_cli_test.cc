@@ -102,6 +102,34 @@ TEST(BenchCli, JsonRowsHaveEveryKeyAndSaneNumbers) {
   EXPECT_FALSE(kernels.begin()->empty());
 }
 
+// -d prefills a depth before the tg runs, -ctk/-ctv choose the cache: stories260K at the
+// default ctx max(512, 8 + 2) has 5 layers x 512 rows x (34 + 18) bytes of q8_0 K, q4_0 V.
+TEST(BenchCli, DepthAndCacheTypesAreReported) {
+  GGUFLOW_REQUIRE_DATA(kModel);
+  const JsonValue rows = parse_json(run_bench_ok("-p 0 -n 2 -d 8 -r 2 -t 1 -ctk q8_0 -ctv q4_0 --format json"));
+  ASSERT_EQ(rows.kind, JsonValue::Kind::kArray);
+  ASSERT_EQ(rows.array.size(), 1u);
+  EXPECT_EQ(rows.array[0]["n_depth"].number, 8);
+  EXPECT_EQ(rows.array[0]["kv_cache_bytes"].number, 5 * 512 * (34 + 18));
+  EXPECT_NE(rows.array[0]["kv_cache_summary"].string.find("K q8_0, V q4_0"), std::string::npos);
+}
+
+// A depth beyond a sliding window's ring (gemma2-tiny: 16 + 63 rows for 100 tokens) cannot be
+// rewound: each run prefills it again and the bench still reports its rows.
+TEST(BenchCli, DepthBeyondAWindowRingIsPrefilledPerRun) {
+  const std::string gemma = "models/synth-gemma2-tiny-f32.gguf";
+  GGUFLOW_REQUIRE_DATA(gemma);
+  std::string out, err;
+  const int status = run_command((binary_dir() / "gguflow").string() + " bench --model " + data_path(gemma).string() +
+                                     " --bandwidth-mib 16 -p 0 -n 2 -d 100 -r 2 -t 1 --format json",
+                                 &out, &err);
+  ASSERT_EQ(status, 0) << err;
+  const JsonValue rows = parse_json(out);
+  ASSERT_EQ(rows.array.size(), 1u);
+  EXPECT_EQ(rows.array[0]["n_depth"].number, 100);
+  EXPECT_NE(rows.array[0]["kv_cache_summary"].string.find("(window ring)"), std::string::npos);
+}
+
 TEST(BenchCli, ForcedKernelsAreNamedInEveryRow) {
   GGUFLOW_REQUIRE_DATA(kModel);
   const JsonValue rows = parse_json(run_bench_ok("-p 4 -n 2 -r 1 -t 1 --kernels scalar --format json"));
@@ -172,6 +200,9 @@ INSTANTIATE_TEST_SUITE_P(
                       BadArguments{"-p -3", "-p sizes must be >= 0"},
                       BadArguments{"-p 0 -n 0", "no test to run"},
                       BadArguments{"-p 600 -n 0 --ctx 256", "a test of 600 tokens does not fit in --ctx 256"},
+                      BadArguments{"-p 0 -n 8 -d 250 --ctx 256",
+                                   "a test of 8 tokens after 250 tokens of depth does not fit in --ctx 256"},
+                      BadArguments{"-p 0 -n 2 -ctv q3_K", "--cache-type-v: expected one of f32, f16, q8_0, q4_0, found 'q3_K'"},
                       BadArguments{"-p 4 --model /nonexistent/model.gguf", "/nonexistent/model.gguf"},
                       BadArguments{"-p 4 --kernels nosuchplugin", "nosuchplugin"}));
 

@@ -92,6 +92,32 @@ TEST(CliFlags, RunTakesLlamaCppNames) {
   EXPECT_NE(shorthand.err.find("seed 7"), std::string::npos) << shorthand.err;
 }
 
+// -ctk/-ctv as llama.cpp spells them (single-dash words), the long names, and `=` forms: the
+// same cache; --verbose reports its bytes and types; an unknown type is a usage error listing
+// the allowed ones; bench and kv eval take the same option.
+TEST(CliFlags, CacheTypesTakeLlamaCppNames) {
+  GGUFLOW_REQUIRE_DATA(kStories);
+  const std::string run = "run -m " + stories() + " -p 'Once upon a time' -n 8 -c 64 -t 1 --temp 0 --verbose ";
+  const Result shorthand = sh(run + "-ctk q8_0 -ctv=q4_0");
+  const Result longhand = sh(run + "--cache-type-k=q8_0 --cache-type-v q4_0");
+  const Result f32 = sh(run);
+  ASSERT_EQ(shorthand.status, 0) << shorthand.err;
+  ASSERT_EQ(longhand.status, 0) << longhand.err;
+  EXPECT_EQ(shorthand.out, longhand.out);
+  // stories260K: 5 layers x 64 rows x (34 + 18) bytes.
+  EXPECT_NE(shorthand.err.find("KV cache 16640 bytes = "), std::string::npos) << shorthand.err;
+  EXPECT_NE(shorthand.err.find("K q8_0, V q4_0"), std::string::npos) << shorthand.err;
+  EXPECT_NE(f32.err.find("KV cache 81920 bytes = "), std::string::npos) << f32.err;
+  const Result bad = sh(run + "-ctk q5_0");
+  EXPECT_EQ(bad.status, 2) << bad.err;
+  EXPECT_NE(bad.err.find("--cache-type-k: expected one of f32, f16, q8_0, q4_0, found 'q5_0'"), std::string::npos)
+      << bad.err;
+  const Result help = sh("bench --help");
+  EXPECT_NE(help.out.find("(-ctk) KV cache element type"), std::string::npos) << help.out;
+  const Result eval_help = sh("kv eval --help");
+  EXPECT_NE(eval_help.out.find("--cache-type-v"), std::string::npos) << eval_help.out;
+}
+
 TEST(CliFlags, EnvironmentDefaultsForModelAndThreads) {
   GGUFLOW_REQUIRE_DATA(kStories);
   const Result r = sh("tokenize -p 'Once' --ids", "GGUFLOW_MODEL=" + stories());

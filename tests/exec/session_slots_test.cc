@@ -3,7 +3,7 @@
 // different lengths prefilled in one step, then greedy decoding of all of them in shared steps,
 // then a prompt prefilled beside sequences that decode. On llama (stories260K), qwen2 (Q/K/V
 // biases, Q8_0) and gemma2 (a 16-token sliding window: each slot has its own ring), through
-// every kernel plugin this CPU runs, at 2 threads.
+// every kernel plugin this CPU runs, at 2 threads; with f32 and q8_0 caches (f16 for gemma2).
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -30,8 +30,10 @@ std::vector<int32_t> prompt(int64_t length, int32_t seed, int64_t n_vocab) {
 // One sequence alone in a fresh session: the prompt's last logits, then `steps` greedy decodes.
 // `pack_first`: weights packed before the prompt (as a server that packs at start does).
 std::vector<Logits> alone(const std::shared_ptr<const graph::Graph>& g, const GguflowKernels& k,
-                          const std::vector<int32_t>& ids, int steps, bool pack_first) {
+                          const std::vector<int32_t>& ids, int steps, bool pack_first,
+                          ops::KvCacheType cache_type) {
   exec::SessionOptions o;
+  o.cache_type_k = o.cache_type_v = cache_type;
   o.n_threads = 2;
   o.n_ctx = 64;
   exec::Session s(g, k, o);
@@ -48,6 +50,7 @@ std::vector<Logits> alone(const std::shared_ptr<const graph::Graph>& g, const Gg
 
 struct SlotCase {
   std::string model;
+  ops::KvCacheType cache_type;  // K and V (quantized rows in every slot's region / ring)
 };
 
 class SessionSlots : public ::testing::TestWithParam<std::tuple<SlotCase, std::string>> {};
@@ -58,6 +61,7 @@ TEST_P(SessionSlots, SequencesSteppedTogetherMatchEachAlone) {
   const auto g = load_default_graph(c.model);
   const GguflowKernels& k = kernel_plugin(plugin);
   exec::SessionOptions o;
+  o.cache_type_k = o.cache_type_v = c.cache_type;
   o.n_threads = 2;
   o.n_ctx = 64;
   o.n_slots = 4;
@@ -86,7 +90,7 @@ TEST_P(SessionSlots, SequencesSteppedTogetherMatchEachAlone) {
   }
   for (size_t i = 0; i < prompts.size(); ++i) {
     EXPECT_EQ(together.n_past(static_cast<int64_t>(i)), static_cast<int64_t>(prompts[i].size()) + kSteps);
-    const std::vector<Logits> want = alone(g, k, prompts[i], kSteps, false);
+    const std::vector<Logits> want = alone(g, k, prompts[i], kSteps, false, c.cache_type);
     ASSERT_EQ(got[i].size(), want.size());
     for (size_t s = 0; s < want.size(); ++s)
       EXPECT_TRUE(got[i][s] == want[s]) << "sequence " << i << ", step " << s << " differs from alone";
@@ -102,20 +106,25 @@ TEST_P(SessionSlots, SequencesSteppedTogetherMatchEachAlone) {
   }
   in.push_back({3, late});
   rows = together.step_slots(in);
-  const std::vector<Logits> late_alone = alone(g, k, late, 0, true);
+  const std::vector<Logits> late_alone = alone(g, k, late, 0, true, c.cache_type);
   EXPECT_TRUE(Logits(rows[3].begin(), rows[3].end()) == late_alone[0]) << "late prompt differs";
 }
 
 std::vector<std::tuple<SlotCase, std::string>> slot_params() {
   std::vector<std::tuple<SlotCase, std::string>> out;
   for (const auto& p : usable_kernel_plugin_names())
-    for (const char* m : {"stories260K.gguf", "synth-qwen2-tiny-Q8_0.gguf", "synth-gemma2-tiny-Q8_0.gguf"})
-      out.emplace_back(SlotCase{m}, p);
+    for (const char* m : {"stories260K.gguf", "synth-qwen2-tiny-Q8_0.gguf", "synth-gemma2-tiny-Q8_0.gguf"}) {
+      out.emplace_back(SlotCase{m, ops::KvCacheType::kF32}, p);
+      // gemma2-tiny's rows (2 heads x 24) are no whole q8_0 blocks: its rings hold f16.
+      const bool blocks = std::string(m).find("gemma2") == std::string::npos;
+      out.emplace_back(SlotCase{m, blocks ? ops::KvCacheType::kQ8_0 : ops::KvCacheType::kF16}, p);
+    }
   return out;
 }
 
 std::string slot_name(const ::testing::TestParamInfo<std::tuple<SlotCase, std::string>>& info) {
-  std::string s = std::get<0>(info.param).model + "_" + std::get<1>(info.param);
+  std::string s = std::get<0>(info.param).model + "_" +
+                  ops::kv_cache_type_name(std::get<0>(info.param).cache_type) + "_" + std::get<1>(info.param);
   for (char& ch : s)
     if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
   return s;

@@ -61,7 +61,7 @@ std::vector<float> run_op(const Case& c, const std::vector<float>& kb, const std
   const ops::LowRankBasis K = ops::make_low_rank_basis(kb.data(), km.data(), kr, c.s);
   const ops::LowRankBasis V = ops::make_low_rank_basis(vb.data(), vm.data(), vr, c.s);
   std::vector<float> ck(c.T * kr), cv(c.T * vr), centred(c.s.kv_row());
-  const ops::KvCacheView cache{ck.data(), cv.data(), c.T};
+  const ops::KvCacheView cache = ops::KvCacheView::f32(ck.data(), cv.data(), c.T, kr, vr);
   std::vector<int32_t> pos(c.T);
   for (int64_t t = 0; t < c.T; ++t) pos[t] = static_cast<int32_t>(t);
   ops::kv_project_store(c.s, K, V, c.k.data(), c.v.data(), pos.data(), c.T, cache, centred.data());

@@ -54,16 +54,16 @@ std::vector<float> run_attention(const ops::AttentionShape& s, const ops::Attent
                                  const std::vector<float>& v, int64_t n_tokens, int64_t prefill,
                                  int64_t n_ctx) {
   std::vector<float> kc(n_ctx * s.kv_row(), 1e30f), vc(n_ctx * s.kv_row(), 1e30f);
-  const ops::KvCacheView cache{kc.data(), vc.data(), n_ctx};
+  const ops::KvCacheView cache = ops::KvCacheView::f32(kc.data(), vc.data(), n_ctx, s.kv_row(), s.kv_row());
   std::vector<int32_t> pos(n_tokens);
   for (int64_t t = 0; t < n_tokens; ++t) pos[t] = static_cast<int32_t>(t);
   const auto& k = test::scalar_f32_test_kernels();
   std::vector<float> out(n_tokens * s.q_row()), scores(n_ctx);
-  ops::kv_cache_store(s, kk.data(), v.data(), pos.data(), prefill, cache);
+  ops::kv_cache_store(k, s, kk.data(), v.data(), pos.data(), prefill, cache);
   ops::attention_heads(k, s, scoring, q.data(), pos.data(), prefill, cache, 0,
                        prefill * s.n_head, scores.data(), out.data());
   for (int64_t t = prefill; t < n_tokens; ++t) {
-    ops::kv_cache_store(s, kk.data() + t * s.kv_row(), v.data() + t * s.kv_row(), &pos[t], 1,
+    ops::kv_cache_store(k, s, kk.data() + t * s.kv_row(), v.data() + t * s.kv_row(), &pos[t], 1,
                         cache);
     const float* qt = q.data() + t * s.q_row();
     float* ot = out.data() + t * s.q_row();
