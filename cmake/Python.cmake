@@ -7,8 +7,10 @@ if(NOT DEFINED Python3_EXECUTABLE AND EXISTS /usr/bin/python3)
 endif()
 find_package(Python3 COMPONENTS Interpreter Development.Module)
 find_package(pybind11 CONFIG QUIET)
+# Off by default in sanitizer and fuzz builds: an ASan-instrumented module cannot be loaded into
+# the uninstrumented python3 (the ASan runtime must come first in the process).
 set(GGUFLOW_PYTHON_DEFAULT OFF)
-if(Python3_Development.Module_FOUND AND pybind11_FOUND)
+if(Python3_Development.Module_FOUND AND pybind11_FOUND AND NOT GGUFLOW_SANITIZE AND NOT GGUFLOW_FUZZ)
   set(GGUFLOW_PYTHON_DEFAULT ON)
 endif()
 option(GGUFLOW_PYTHON "Build the Python module gguflow (python/; needs pybind11 and Python headers)"
