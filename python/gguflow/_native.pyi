@@ -1,5 +1,5 @@
 """Types of the extension module gguflow._native (python/src/module.cc)."""
-from typing import Callable, Optional, Sequence
+from typing import Callable, Iterator, Optional, Sequence
 
 import numpy
 import numpy.typing
@@ -39,6 +39,18 @@ class Model:
         special: bool = False,
         on_text: Optional[Callable[[str], None]] = None,
     ) -> str: ...
+    def generate_stream(
+        self,
+        prompt: str,
+        n_predict: int = -1,
+        temperature: Optional[float] = None,
+        seed: Optional[int] = None,
+        top_k: Optional[int] = None,
+        top_p: Optional[float] = None,
+        min_p: Optional[float] = None,
+        repeat_penalty: Optional[float] = None,
+        special: bool = False,
+    ) -> Iterator[str]: ...
     def embed(
         self, texts: Sequence[str], pooling: Optional[str] = None, normalize: bool = True
     ) -> numpy.typing.NDArray[numpy.float32]: ...

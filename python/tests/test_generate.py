@@ -39,6 +39,20 @@ class GenerateTest(unittest.TestCase):
         self.assertGreater(len(pieces), 1)
         self.assertEqual("".join(pieces), text)
 
+    def test_generate_stream(self):
+        expected = self.model.generate("Once upon a time", n_predict=40, temperature=0)
+        pieces = list(self.model.generate_stream("Once upon a time", n_predict=40, temperature=0))
+        self.assertGreater(len(pieces), 1)
+        self.assertEqual("".join(pieces), expected)
+        # Leaving early stops generation; the model is ready for the next call.
+        for i, _ in enumerate(self.model.generate_stream("Lily", n_predict=-1, temperature=0)):
+            if i == 3:
+                break
+        self.assertEqual(self.model.generate("Once upon a time", n_predict=40, temperature=0),
+                         expected)
+        with self.assertRaisesRegex(gguflow.Error, "temperature"):
+            list(self.model.generate_stream("x", temperature=-1))
+
     def test_calls_from_threads_are_serialized(self):
         # One Session per model: concurrent calls must queue on its lock, not interleave.
         expected = self.model.generate("Once upon a time", n_predict=24, temperature=0)
