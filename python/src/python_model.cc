@@ -35,6 +35,9 @@ PythonModel::PythonModel(const ModelOptions& options)
   select.forced = options.kernels;
   select.search_dirs = plugin_search_dirs();
   kernels_ = &plugins::select_kernels(select);
+  // A graph the caller named is bound now, so that a bad one fails here rather than at the
+  // first generate(); the shipped one waits (an encoder has none, and may only embed).
+  if (!options.graph.empty()) generation();
 }
 
 std::vector<TokenId> PythonModel::tokenize(std::string_view text, bool add_special,

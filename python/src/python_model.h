@@ -57,7 +57,8 @@ struct EmbedResult {
 class PythonModel {
  public:
   // Opens the file and chooses the kernel plugin (searched in the folder the build put them in,
-  // then where the CLI looks). Throws gguflow::Error with the CLI's messages.
+  // then where the CLI looks); binds options.graph when given. Throws gguflow::Error with the
+  // CLI's messages.
   explicit PythonModel(const ModelOptions& options);
 
   std::vector<TokenId> tokenize(std::string_view text, bool add_special, bool parse_special) const;

@@ -96,6 +96,11 @@ class GenerateTest(unittest.TestCase):
             gguflow.Model("/nonexistent/m.gguf")
         self.assertIn(str(caught.exception), err)
         self.assertIsInstance(caught.exception, ValueError)
+        rc, _, err = cli("run", "-m", model_path(), "-p", "x", "/nonexistent/g.yaml")
+        self.assertEqual(rc, 1)
+        with self.assertRaises(gguflow.Error) as caught:
+            gguflow.Model(model_path(), graph="/nonexistent/g.yaml")
+        self.assertIn(str(caught.exception), err)
         with self.assertRaisesRegex(gguflow.Error, "token id|vocabulary|512"):
             self.model.logits([1, 100000])
         with self.assertRaisesRegex(gguflow.Error, "temperature"):
