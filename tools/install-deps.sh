@@ -5,7 +5,10 @@ if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
 packages=(build-essential cmake ninja-build ccache libtbb-dev libyaml-cpp-dev libhwy-dev
           libboost-dev libboost-filesystem-dev libgtest-dev libbenchmark-dev graphviz
           libcli11-dev libcpp-httplib-dev nlohmann-json3-dev pkg-config
-          clang libfuzzer-14-dev libclang-rt-14-dev)  # the last three: tools/fuzz.sh
+          clang libfuzzer-14-dev libclang-rt-14-dev  # these three: tools/fuzz.sh
+          haproxy                                    # tests/deploy, docs/DEPLOY.md
+          python3-dev pybind11-dev python3-numpy     # python/ (GGUFLOW_PYTHON)
+          python3-distributed)                       # python/gguflow/dask.py
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
