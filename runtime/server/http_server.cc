@@ -168,8 +168,11 @@ void HttpServer::add_routes() {
     }
   });
 
-  http.Get("/health", [](const httplib::Request&, httplib::Response& res) {
-    reply_json(res, 200, {{"status", "ok"}});
+  // 503 from the start of a drain on, so a load balancer's health check takes the replica out
+  // of rotation while its running requests finish.
+  http.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
+    if (stopping_) reply_json(res, 503, {{"status", "stopping"}});
+    else reply_json(res, 200, {{"status", "ok"}});
   });
   http.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
     res.set_content(metrics_.render(), "text/plain; version=0.0.4");

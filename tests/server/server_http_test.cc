@@ -164,16 +164,22 @@ TEST(ServerHttp, FullQueueIs503AndADroppedStreamFreesItsSlot) {
   EXPECT_EQ(server.stop(SIGTERM, 30), 0) << server.log();
 }
 
-// SIGTERM: the running stream finishes within the grace period (finish chunk and [DONE]), a new
-// request is refused, and the process exits 0. With no grace, the stream is cut short.
+// SIGTERM: the running stream finishes within the grace period (finish chunk and [DONE]), /health
+// answers 503 meanwhile, and the process exits 0. With no grace, the stream is cut short.
 TEST(ServerHttp, SigtermFinishesRunningRequestsAndExitsZero) {
   GGUFLOW_REQUIRE_DATA(kModel);
   ServerProcess server({"-m", model_path(), "-c", "4096", "--parallel", "2", "--grace", "30", "-t", "1"});
   ASSERT_NE(server.port(), 0);
-  const int stream = start_long_stream(server.port(), 1500);
+  const int stream = start_long_stream(server.port(), 3000);
   ASSERT_GE(stream, 0);
   std::optional<int> status;
   std::thread stopper([&] { status = server.stop(SIGTERM, 60); });
+  // While the stream finishes, the health check says the server is going away.
+  httplib::Client health("127.0.0.1", server.port());
+  EXPECT_TRUE(eventually([&] {
+    const auto res = health.Get("/health");
+    return res && res->status == 503 && res->body.find("stopping") != std::string::npos;
+  }, 5));
   const std::string rest = read_until(stream, "data: [DONE]", 60);
   close(stream);
   stopper.join();
