@@ -26,6 +26,10 @@
 #define GGUFLOW_X86_256 0
 #endif
 
+// AVX3 and AVX3_DL (AVX-512VL) have 32 vector registers, AVX2 16: prefill tiles (activation
+// rows per pass over a packed record) are sized by it.
+constexpr bool kWideTargets = HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL;
+
 namespace gguflow::kernels {
 
 namespace hn = hwy::HWY_NAMESPACE;
@@ -184,6 +188,9 @@ void PackWeights(uint32_t w_type, const void* src, size_t w_row_bytes, int64_t n
 void MatMulPacked(uint32_t w_type, const MatMulArgs& args);
 void DequantizePackedRow(uint32_t w_type, const void* w, size_t w_row_bytes, int64_t n,
                          int64_t row, float* dst);
+// Row-major mat_vec/mat_mat through the packed kernels on panels packed on the fly
+// (kernels_panels.cc); false (nothing done) for a type or row length it does not take.
+bool MatMulViaPanels(uint32_t w_type, const MatMulArgs& args);
 // Rows per group of every packed layout (StorePackedGroup assumes it).
 constexpr int kPackedGroupRows = 8;
 // Start of packed group g (rows 8g .. 8g+7; groups keep the row-major bytes per row).

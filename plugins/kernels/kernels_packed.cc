@@ -51,23 +51,32 @@ namespace {
 constexpr int kGroupRows = kPackedGroupRows;
 
 // kOffset: the nibble formats store q + kOffset (unsigned); Q8_0 stores q itself (signed
-// bytes, multiplied with the sign trick as in the row-major kernel).
+// bytes). kDotOffset: the unsigned operand of the 8-bit products is the stored integer plus
+// kDotOffset - kOffset, and offset_sum takes kDotOffset * (sum of the activation integers) off
+// again. Q8_0 on AVX2/AVX3: 0, the sign trick (|q| times the activation with q's sign, one
+// vpsignb per activation row and register), because q + 128 would saturate vpmaddubsw's 16-bit
+// pair sums; on AVX3_DL vpdpbusd adds the products in 32 bits, so q + 128 (q xor 0x80, once per
+// register for all activation rows) is exact and the per-activation vpsignb goes.
+constexpr int kQ8DotOffset = HWY_TARGET == HWY_AVX3_DL ? 128 : 0;
 struct PackedQ4_0 {
   using Block = block_q4_0;
   static constexpr bool kFivePlanes = false;
   static constexpr int kOffset = 8;  // stored integers are q + 8 in [0, 16)
+  static constexpr int kDotOffset = kOffset;
   static constexpr int kInt16Terms = 8;  // see BlockDots
 };
 struct PackedQ5_0 {
   using Block = block_q5_0;
   static constexpr bool kFivePlanes = true;  // the five-plane layout below
   static constexpr int kOffset = 16;  // stored integers are q + 16 in [0, 32)
+  static constexpr int kDotOffset = kOffset;
   static constexpr int kInt16Terms = 4;
 };
 struct PackedQ8_0 {
   using Block = block_q8_0;
   static constexpr bool kFivePlanes = false;
   static constexpr int kOffset = 0;  // signed bytes
+  static constexpr int kDotOffset = kQ8DotOffset;
   static constexpr int kInt16Terms = 1;
 };
 
@@ -175,7 +184,8 @@ void DequantizePackedRowOf(uint32_t w_type, const void* w, size_t w_row_bytes, i
 #if GGUFLOW_X86_256
 
 // Register K of a record: byte 4r+e holds the stored integer of element 4K+e of row r, the
-// unsigned operand u of vpmaddubsw (q + offset for Q4_0 and Q5_0, |q| for Q8_0); for Q8_0 also
+// unsigned operand u of vpmaddubsw / vpdpbusd (q + offset for Q4_0 and Q5_0, |q| or q + 128 for
+// Q8_0, see kDotOffset); for Q8_0 also
 // q itself, whose sign the activation takes. `planes`: Q5_0's five planes, loaded once per
 // record.
 struct RegisterWeights {
@@ -199,6 +209,7 @@ inline RegisterWeights WeightsOf(const uint8_t* rec, const __m256i* planes) {
   } else if constexpr (Fmt::kOffset == 0) {
     (void)planes, (void)mask;
     const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rec + L::kBytesAt + 32 * K));
+    if constexpr (Fmt::kDotOffset == 128) return {_mm256_xor_si256(q, _mm256_set1_epi8(static_cast<char>(0x80))), q};
     return {_mm256_sign_epi8(q, q), q};
   } else {
     (void)planes;
@@ -208,11 +219,11 @@ inline RegisterWeights WeightsOf(const uint8_t* rec, const __m256i* planes) {
 }
 
 // The signed operand of register K for activation block a: its integers 4K .. 4K+3 in every
-// lane, for Q8_0 with the sign of the weight.
+// lane, for Q8_0's sign trick with the sign of the weight.
 template <class Fmt, int K>
 inline __m256i ActivationOf(const RegisterWeights& w, const block_q8_0& a) {
   const __m256i act = ActivationQuad(a.qs + 4 * K);
-  if constexpr (Fmt::kOffset == 0) return _mm256_sign_epi8(act, w.q);
+  if constexpr (Fmt::kDotOffset == 0) return _mm256_sign_epi8(act, w.q);
   (void)w;
   return act;
 }
@@ -275,8 +286,8 @@ struct ActivationTerms {
     for (int64_t i = 0; i < count; ++i) {
       const block_q8_0& a = act[b0 + i];
       scale[i] = HalfToFloat(a.d);
-      if constexpr (Fmt::kOffset > 0) {
-        const __m256i offset = _mm256_set1_epi8(static_cast<char>(Fmt::kOffset));
+      if constexpr (Fmt::kDotOffset > 0) {
+        const __m256i offset = _mm256_set1_epi8(static_cast<char>(Fmt::kDotOffset));
         const __m256i lanes = DotU8I8(offset, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.qs)));
         __m128i s = _mm_add_epi32(_mm256_castsi256_si128(lanes), _mm256_extracti128_si256(lanes, 1));
         s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
@@ -303,7 +314,7 @@ inline void DotColumns(const uint8_t* group, const block_q8_0* const* act, const
     BlockDots<Fmt, NA>(rec, blocks, lanes);
     const __m256 w_scales = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rec + L::kScalesAt)));
     for (int i = 0; i < NA; ++i) {
-      if constexpr (Fmt::kOffset > 0) lanes[i] = _mm256_sub_epi32(lanes[i], _mm256_set1_epi32(t[i].offset_sum[c]));
+      if constexpr (Fmt::kDotOffset > 0) lanes[i] = _mm256_sub_epi32(lanes[i], _mm256_set1_epi32(t[i].offset_sum[c]));
       const __m256 scales = _mm256_mul_ps(w_scales, _mm256_set1_ps(t[i].scale[c]));
       acc[i] = _mm256_fmadd_ps(scales, _mm256_cvtepi32_ps(lanes[i]), acc[i]);
     }
@@ -337,7 +348,7 @@ void MulPacked(const void* w, size_t w_row_bytes, int64_t n, int64_t row_begin, 
 // alone, so mat_mat equals n_act mat_vec calls bit for bit.
 template <class Fmt>
 void MatMulPackedBlock32(const MatMulArgs& args) {
-  ForEachMatMulTile<4>(args, [](const MatMulArgs& a, int64_t a0, auto na) {
+  ForEachMatMulTile<kWideTargets ? 8 : 4>(args, [](const MatMulArgs& a, int64_t a0, auto na) {
     constexpr int NA = decltype(na)::value;
     const block_q8_0* act[NA];
     float* y[NA];
