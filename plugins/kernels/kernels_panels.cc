@@ -1,6 +1,13 @@
 // Row-major matrix products (the ABI's mat_vec / mat_mat on GGUF rows) through the packed
 // kernels: each panel of a few 8-row groups is packed on the fly into a stack buffer and
-// multiplied with every activation row by MatMulPacked (kernels_packed*.cc).
+// multiplied with every activation row by the packed kernels (kernels_packed*.cc).
+//
+// Panels: Q4_K and Q6_K in their packed layouts (PackWeights: byte copies). The block-32 formats
+// in one layout, Q8_0's packed record (d[8] fp16, then register k of 8 rows: byte 4r+e = integer
+// 4k+e of row r), with Q4_0 and Q5_0 unpacked to their stored integers q + 8 / q + 16, one byte
+// each: a block unpacks with a few vector instructions and the 8 rows' blocks are transposed as
+// an 8 x 8 matrix of 32-bit words, where PackWeights' Q5_0 five-plane layout costs ~10 scalar
+// instructions per element (a quarter of a pp512 matrix product's time).
 //
 // Why: prefill runs before a session packs its weights (runtime/exec/packed_weights.h packs at
 // the first decode step), so the prompt used the row-major kernels, which multiply one weight
@@ -36,9 +43,59 @@ constexpr int64_t kGroupRows = kPackedGroupRows;
 constexpr size_t kPanelBytes = size_t{128} << 10;
 
 // Groups per panel, 0 when one group does not fit (rows too long: the row-major kernels).
-int64_t PanelGroups(size_t w_row_bytes) {
-  return std::min<int64_t>(16, static_cast<int64_t>(kPanelBytes / (kGroupRows * w_row_bytes)));
+int64_t PanelGroups(size_t group_bytes) {
+  return std::min<int64_t>(16, static_cast<int64_t>(kPanelBytes / group_bytes));
 }
+
+bool IsBlock32(uint32_t w_type) {
+  return w_type == GGML_TYPE_Q4_0 || w_type == GGML_TYPE_Q5_0 || w_type == GGML_TYPE_Q8_0;
+}
+
+#if GGUFLOW_X86_256
+constexpr size_t kBlock32RecordBytes = kGroupRows * sizeof(block_q8_0);  // 272
+
+// The 32 stored integers of one block, element order (Q8_0: q; Q4_0: q + 8; Q5_0: q + 16).
+__m256i StoredBytes(uint32_t w_type, const char* block) {
+  switch (w_type) {
+    case GGML_TYPE_Q4_0: return UnpackStoredX86(*reinterpret_cast<const block_q4_0*>(block));
+    case GGML_TYPE_Q5_0: return UnpackStoredX86(*reinterpret_cast<const block_q5_0*>(block));
+    default: return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(reinterpret_cast<const block_q8_0*>(block)->qs));
+  }
+}
+
+// One block-32 group into panel records: rows[r] is row r's first block (nullptr: a zero row).
+// Every block format starts with its fp16 d.
+void PackBlock32Group(uint32_t w_type, const char* const* rows, size_t block_bytes, int64_t nb, uint8_t* dst) {
+  const __m256i zero = _mm256_setzero_si256();
+  for (int64_t b = 0; b < nb; ++b) {
+    uint8_t* rec = dst + b * kBlock32RecordBytes;
+    __m256i v[8];  // v[r] word k = integers 4k .. 4k+3 of row r
+    for (int r = 0; r < 8; ++r) {
+      const char* block = rows[r] ? rows[r] + b * block_bytes : nullptr;
+      v[r] = block ? StoredBytes(w_type, block) : zero;
+      if (block) std::memcpy(rec + 2 * r, block, 2);
+      else std::memset(rec + 2 * r, 0, 2);
+    }
+    // 8 x 8 transpose of 32-bit words: out[k] word r = v[r] word k.
+    __m256i t[8], q[8];
+    for (int j = 0; j < 4; ++j) {
+      t[2 * j] = _mm256_unpacklo_epi32(v[2 * j], v[2 * j + 1]);      // words 0,1 | 4,5 of rows 2j, 2j+1
+      t[2 * j + 1] = _mm256_unpackhi_epi32(v[2 * j], v[2 * j + 1]);  // words 2,3 | 6,7
+    }
+    for (int h = 0; h < 2; ++h) {  // rows 4h .. 4h+3
+      q[4 * h + 0] = _mm256_unpacklo_epi64(t[4 * h], t[4 * h + 2]);      // word 0 | 4
+      q[4 * h + 1] = _mm256_unpackhi_epi64(t[4 * h], t[4 * h + 2]);      // word 1 | 5
+      q[4 * h + 2] = _mm256_unpacklo_epi64(t[4 * h + 1], t[4 * h + 3]);  // word 2 | 6
+      q[4 * h + 3] = _mm256_unpackhi_epi64(t[4 * h + 1], t[4 * h + 3]);  // word 3 | 7
+    }
+    __m256i* out = reinterpret_cast<__m256i*>(rec + 16);
+    for (int k = 0; k < 4; ++k) {
+      _mm256_storeu_si256(out + k, _mm256_permute2x128_si256(q[k], q[4 + k], 0x20));
+      _mm256_storeu_si256(out + k + 4, _mm256_permute2x128_si256(q[k], q[4 + k], 0x31));
+    }
+  }
+}
+#endif
 
 // Packs groups [g0, g1) of the row-major matrix w, limited to rows [row_begin, row_end), into
 // `panel` (group g at (g - g0) * 8 * w_row_bytes). Rows of a group outside the range are read as
@@ -59,11 +116,47 @@ void PackPanel(uint32_t w_type, const MatMulArgs& a, int64_t g0, int64_t g1, uin
   }
 }
 
+// Block-32 formats: panels of the layout above, multiplied by MatMulPanelBlock32.
+bool MatMulViaBlock32Panels(uint32_t w_type, const MatMulArgs& args) {
+#if GGUFLOW_X86_256
+  const int64_t nb = args.n / 32;
+  const size_t group_bytes = static_cast<size_t>(nb) * kBlock32RecordBytes;
+  const int64_t groups = PanelGroups(group_bytes);
+  if (groups < 1) return false;
+  alignas(64) uint8_t panel[kPanelBytes];  // [groups][nb records of 272 bytes]
+  const size_t block_bytes = args.w_row_bytes / static_cast<size_t>(nb);
+  for (int64_t g0 = args.row_begin / kGroupRows; g0 * kGroupRows < args.row_end; g0 += groups) {
+    const int64_t g1 = std::min(g0 + groups, (args.row_end + kGroupRows - 1) / kGroupRows);
+    for (int64_t g = g0; g < g1; ++g) {
+      const char* rows[kGroupRows];
+      for (int r = 0; r < kGroupRows; ++r) {
+        const int64_t row = g * kGroupRows + r;
+        rows[r] = row >= args.row_begin && row < args.row_end ? static_cast<const char*>(args.w) + row * args.w_row_bytes
+                                                              : nullptr;
+      }
+      PackBlock32Group(w_type, rows, block_bytes, nb, panel + (g - g0) * group_bytes);
+    }
+    MatMulArgs p = args;
+    p.w = panel;
+    p.w_row_bytes = static_cast<size_t>(nb) * sizeof(block_q8_0);  // group g at 8 * g * this
+    p.row_begin = std::max(args.row_begin, g0 * kGroupRows) - g0 * kGroupRows;
+    p.row_end = std::min(args.row_end, g1 * kGroupRows) - g0 * kGroupRows;
+    p.y = args.y + g0 * kGroupRows;
+    MatMulPanelBlock32(w_type, p);
+  }
+  return true;
+#else
+  (void)w_type, (void)args;
+  return false;
+#endif
+}
+
 }  // namespace
 
 bool MatMulViaPanels(uint32_t w_type, const MatMulArgs& args) {
   if (PackedGroupRows(w_type) != kGroupRows) return false;
-  const int64_t groups = PanelGroups(args.w_row_bytes);
+  if (IsBlock32(w_type)) return MatMulViaBlock32Panels(w_type, args);
+  const int64_t groups = PanelGroups(kGroupRows * args.w_row_bytes);
   if (groups < 1) return false;
   alignas(64) uint8_t panel[kPanelBytes];    // [groups][8 rows] packed, row bytes as GGUF
   alignas(64) uint8_t scratch[kPanelBytes];  // one cut group, row-major (groups >= 1: it fits)
