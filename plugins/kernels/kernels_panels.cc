@@ -55,7 +55,7 @@ bool IsBlock32(uint32_t w_type) {
 constexpr size_t kBlock32RecordBytes = kGroupRows * sizeof(block_q8_0);  // 272
 
 // The 32 stored integers of one block, element order (Q8_0: q; Q4_0: q + 8; Q5_0: q + 16).
-__m256i StoredBytes(uint32_t w_type, const char* block) {
+inline __m256i StoredBytes(uint32_t w_type, const char* block) {
   switch (w_type) {
     case GGML_TYPE_Q4_0: return UnpackStoredX86(*reinterpret_cast<const block_q4_0*>(block));
     case GGML_TYPE_Q5_0: return UnpackStoredX86(*reinterpret_cast<const block_q5_0*>(block));
@@ -63,19 +63,25 @@ __m256i StoredBytes(uint32_t w_type, const char* block) {
   }
 }
 
+// Rows are read one after the other, each front to back: reading the 8 rows of a group block by
+// block (8 interleaved streams ~1 KiB apart) ran a row-major lm-head mat_vec at ~1/4 of the
+// one-row-at-a-time kernel's speed on this VM, DRAM latency bound, prefetches or not.
+
 // One block-32 group into panel records: rows[r] is row r's first block (nullptr: a zero row).
-// Every block format starts with its fp16 d.
-void PackBlock32Group(uint32_t w_type, const char* const* rows, size_t block_bytes, int64_t nb, uint8_t* dst) {
-  const __m256i zero = _mm256_setzero_si256();
+// Every block format starts with its fp16 d. `unpacked`: nb * 8 * 32 bytes of scratch.
+void PackBlock32Group(uint32_t w_type, const char* const* rows, size_t block_bytes, int64_t nb, uint8_t* dst,
+                      __m256i* unpacked) {
+  for (int r = 0; r < kGroupRows; ++r) {  // unpacked[8b + r] = row r's stored integers of block b
+    for (int64_t b = 0; b < nb; ++b) {
+      const char* block = rows[r] ? rows[r] + b * block_bytes : nullptr;
+      _mm256_store_si256(unpacked + 8 * b + r, block ? StoredBytes(w_type, block) : _mm256_setzero_si256());
+      if (block) std::memcpy(dst + b * kBlock32RecordBytes + 2 * r, block, 2);
+      else std::memset(dst + b * kBlock32RecordBytes + 2 * r, 0, 2);
+    }
+  }
   for (int64_t b = 0; b < nb; ++b) {
     uint8_t* rec = dst + b * kBlock32RecordBytes;
-    __m256i v[8];  // v[r] word k = integers 4k .. 4k+3 of row r
-    for (int r = 0; r < 8; ++r) {
-      const char* block = rows[r] ? rows[r] + b * block_bytes : nullptr;
-      v[r] = block ? StoredBytes(w_type, block) : zero;
-      if (block) std::memcpy(rec + 2 * r, block, 2);
-      else std::memset(rec + 2 * r, 0, 2);
-    }
+    const __m256i* v = unpacked + 8 * b;  // v[r] word k = integers 4k .. 4k+3 of row r
     // 8 x 8 transpose of 32-bit words: out[k] word r = v[r] word k.
     __m256i t[8], q[8];
     for (int j = 0; j < 4; ++j) {
@@ -95,6 +101,75 @@ void PackBlock32Group(uint32_t w_type, const char* const* rows, size_t block_byt
     }
   }
 }
+
+// Row r's exact integer dot with activation block s, in 8 lanes: the signed weight integers by
+// the sign trick (|q| times s with q's sign; |q| <= 128 keeps vpmaddubsw's pair sums exact).
+template <uint32_t W>
+inline __m256i RowBlockDot(const char* block, __m256i s) {
+  __m256i q = StoredBytes(W, block);
+  if constexpr (W == GGML_TYPE_Q4_0) q = _mm256_sub_epi8(q, _mm256_set1_epi8(8));
+  if constexpr (W == GGML_TYPE_Q5_0) q = _mm256_sub_epi8(q, _mm256_set1_epi8(16));
+  return DotU8I8(_mm256_sign_epi8(q, q), _mm256_sign_epi8(s, q));
+}
+
+// Lane r = the sum of v[r]'s 8 lanes.
+inline __m256i SumLanesOf8(const __m256i* v) {
+  const __m256i a01 = _mm256_hadd_epi32(v[0], v[1]), a23 = _mm256_hadd_epi32(v[2], v[3]);
+  const __m256i a45 = _mm256_hadd_epi32(v[4], v[5]), a67 = _mm256_hadd_epi32(v[6], v[7]);
+  const __m256i b0 = _mm256_hadd_epi32(a01, a23), b1 = _mm256_hadd_epi32(a45, a67);  // halves' sums
+  return _mm256_add_epi32(_mm256_permute2x128_si256(b0, b1, 0x20), _mm256_permute2x128_si256(b0, b1, 0x31));
+}
+
+// Block-32 mat_vec on the GGUF rows with the panel kernels' bits, without a panel: a mat_vec
+// reads each weight once (a prompt's lm-head: 136 MB of Q8_0 for Qwen2.5-0.5B), so packing
+// would add a pass over the weights for nothing shared. Per group of 8 rows and block: each
+// row's exact block dot, the 8 summed into one vector (lane r: row r, the lane of the packed
+// layout), then MulPacked's float operations: float(d_w) * float(d_a) and one fused add.
+template <uint32_t W>
+void MatVecBlock32Of(const MatMulArgs& a) {
+  const int64_t nb = a.n / 32;
+  const size_t block_bytes = a.w_row_bytes / static_cast<size_t>(nb);
+  const auto* act = static_cast<const block_q8_0*>(a.act);
+  constexpr int64_t kMaxBlocks = 64;  // block columns per pass: 16 KiB of lanes, in L1
+  alignas(32) __m256i dots[kMaxBlocks][kGroupRows];   // [block][row]: exact block dot in 8 lanes
+  alignas(16) uint16_t d[kMaxBlocks][kGroupRows];     // [block][row]: fp16 d_w
+  for (int64_t g = a.row_begin / kGroupRows; g * kGroupRows < a.row_end; ++g) {
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t b0 = 0; b0 < nb; b0 += kMaxBlocks) {
+      const int64_t b1 = std::min(nb, b0 + kMaxBlocks);
+      for (int r = 0; r < kGroupRows; ++r) {
+        const int64_t row = g * kGroupRows + r;
+        const bool in_range = row >= a.row_begin && row < a.row_end;
+        const char* w = static_cast<const char*>(a.w) + row * a.w_row_bytes;
+        for (int64_t b = b0; b < b1; ++b) {
+          if (in_range) {
+            dots[b - b0][r] = RowBlockDot<W>(w + b * block_bytes,
+                                          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(act[b].qs)));
+            std::memcpy(&d[b - b0][r], w + b * block_bytes, 2);
+          } else {
+            dots[b - b0][r] = _mm256_setzero_si256();
+            d[b - b0][r] = 0;
+          }
+        }
+      }
+      for (int64_t b = b0; b < b1; ++b) {
+        const __m256 w_scales = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(d[b - b0])));
+        const __m256 scales = _mm256_mul_ps(w_scales, _mm256_set1_ps(HalfToFloat(act[b].d)));
+        const __m256i sums = SumLanesOf8(dots[b - b0]);
+        acc = _mm256_fmadd_ps(scales, _mm256_cvtepi32_ps(sums), acc);
+      }
+    }
+    StorePackedGroup(acc, g, a.row_begin, a.row_end, a.y);
+  }
+}
+
+void MatVecBlock32(uint32_t w_type, const MatMulArgs& a) {
+  switch (w_type) {
+    case GGML_TYPE_Q4_0: return MatVecBlock32Of<GGML_TYPE_Q4_0>(a);
+    case GGML_TYPE_Q5_0: return MatVecBlock32Of<GGML_TYPE_Q5_0>(a);
+    default: return MatVecBlock32Of<GGML_TYPE_Q8_0>(a);
+  }
+}
 #endif
 
 // Packs groups [g0, g1) of the row-major matrix w, limited to rows [row_begin, row_end), into
@@ -112,6 +187,14 @@ void PackPanel(uint32_t w_type, const MatMulArgs& a, int64_t g0, int64_t g1, uin
                   static_cast<size_t>(r1 - r0) * a.w_row_bytes);
       src = reinterpret_cast<const char*>(scratch);
     }
+#if GGUFLOW_X86_256
+    // The next group's rows into L2 while this one packs (PackWeights reads 8 rows block by
+    // block, interleaved streams the hardware prefetchers do not follow well; see PackBlock32Group).
+    const int64_t next0 = std::max(a.row_begin, (g + 1) * kGroupRows), next1 = std::min(a.row_end, (g + 2) * kGroupRows);
+    const char* next = static_cast<const char*>(a.w) + next0 * a.w_row_bytes;
+    for (size_t off = 0; next1 > next0 && off < static_cast<size_t>(next1 - next0) * a.w_row_bytes; off += 64)
+      _mm_prefetch(next + off, _MM_HINT_T1);
+#endif
     PackWeights(w_type, src, a.w_row_bytes, a.n, kGroupRows, panel + (g - g0) * group_bytes);
   }
 }
@@ -123,7 +206,14 @@ bool MatMulViaBlock32Panels(uint32_t w_type, const MatMulArgs& args) {
   const size_t group_bytes = static_cast<size_t>(nb) * kBlock32RecordBytes;
   const int64_t groups = PanelGroups(group_bytes);
   if (groups < 1) return false;
+  if (args.n_act == 1) {
+    MatVecBlock32(w_type, args);
+    return true;
+  }
   alignas(64) uint8_t panel[kPanelBytes];  // [groups][nb records of 272 bytes]
+  // One group's blocks unpacked, [nb][8 rows]: 256 bytes a block column, <= kPanelBytes since a
+  // group's records (272 bytes a column) fit the panel.
+  alignas(64) __m256i unpacked[kPanelBytes / sizeof(__m256i)];
   const size_t block_bytes = args.w_row_bytes / static_cast<size_t>(nb);
   for (int64_t g0 = args.row_begin / kGroupRows; g0 * kGroupRows < args.row_end; g0 += groups) {
     const int64_t g1 = std::min(g0 + groups, (args.row_end + kGroupRows - 1) / kGroupRows);
@@ -134,7 +224,7 @@ bool MatMulViaBlock32Panels(uint32_t w_type, const MatMulArgs& args) {
         rows[r] = row >= args.row_begin && row < args.row_end ? static_cast<const char*>(args.w) + row * args.w_row_bytes
                                                               : nullptr;
       }
-      PackBlock32Group(w_type, rows, block_bytes, nb, panel + (g - g0) * group_bytes);
+      PackBlock32Group(w_type, rows, block_bytes, nb, panel + (g - g0) * group_bytes, unpacked);
     }
     MatMulArgs p = args;
     p.w = panel;
