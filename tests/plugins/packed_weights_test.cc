@@ -325,8 +325,8 @@ TEST_P(PackedWeightsData, RowMajorMatMatGivesThePackedBits) {
 }
 
 // Packed, row-major and scalar-plugin results each within the bound of the reference (so of
-// each other: to float rounding, not bit for bit, since the packed kernel accumulates each row
-// in one lane and the row-major one in eight).
+// each other: to float rounding; the scalar plugin accumulates in another order, and so did
+// the x86 row-major kernels before they ran the packed ones on panels).
 TEST_P(PackedWeightsData, MatVecPackedMatchesDequantizedReferenceRowMajorAndScalarPlugin) {
   const GguflowKernels& k = plugin_table(GetParam());
   const auto names = supported_plugin_names();
