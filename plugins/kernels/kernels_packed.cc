@@ -352,6 +352,9 @@ inline void DotColumns(const uint8_t* group, const block_q8_0* const* act, const
 // work of two. Every lane gets exactly DotColumns' integer and float operations (the same
 // unsigned operands, the same exact dots, the same scale product and fused add per block), so a
 // row's bits do not depend on whether its group went alone or in a pair.
+// Prefill only (NA > 1): for decode (NA = 1) the pairs ran the 151936 x 896 Q8_0 lm-head at
+// about half the speed of single groups (kernels_bench decode_packed, 1 thread: ~20 vs ~9 ms),
+// so mat_vec keeps the 256-bit path.
 template <class Fmt, int NA>
 inline void DotColumnsPair(const uint8_t* group0, const uint8_t* group1, const block_q8_0* const* act,
                            const ActivationTerms* t, __m512* acc) {
@@ -410,7 +413,7 @@ void MulPacked(const void* w, size_t w_row_bytes, int64_t n, int64_t row_begin, 
   ActivationTerms terms[NA];
   int64_t g = row_begin / kGroupRows;
 #if HWY_TARGET == HWY_AVX3_DL
-  for (; (g + 1) * kGroupRows < row_end; g += 2) {  // group g + 1 has rows in the range
+  for (; NA > 1 && (g + 1) * kGroupRows < row_end; g += 2) {  // group g + 1 has rows in the range
     const uint8_t* group0 = PackedGroupAt(w, w_row_bytes, g);
     const uint8_t* group1 = PackedGroupAt(w, w_row_bytes, g + 1);
     __m512 acc[NA];
