@@ -21,8 +21,9 @@
 // in its own lane, exact integer block dots, one fused multiply-add per block in block order),
 // whatever the row range, the panel or n_act. mat_vec takes this path too, so mat_mat still
 // equals n_act mat_vec calls bit for bit; row-major and packed weights now give the same bits.
-// Cost: a row-major mat_vec packs every panel it reads (~1.3x the time of the former row-major
-// decode kernel on Q8_0). Decode runs on packed weights unless GGUFLOW_PACK_WEIGHTS=0.
+// Cost: a row-major mat_vec has no 8-lane kernel of its own any more: block-32 rows go through
+// MatVecBlock32 (~1.2-1.35x the former time on the Q8_0 lm-head), Q4_K/Q6_K rows pack every
+// panel they read. Decode runs on packed weights unless GGUFLOW_PACK_WEIGHTS=0.
 //
 // Only for the types with a packed layout on this target (PackedGroupRows > 0: x86 AVX2 and up)
 // and rows short enough for one group to fit the panel buffer; everything else (and the scalar
@@ -39,7 +40,8 @@ namespace {
 constexpr int64_t kGroupRows = kPackedGroupRows;
 // Stack bytes of one panel: 16 groups of Q8_0 rows of 896 (a slab that stays in L2 while every
 // activation row passes), one group of Q8_0 rows up to ~15000 elements. Plugin calls run on
-// oneTBB workers, whose stacks are 4 MiB; a call uses two such buffers (panel and scratch).
+// oneTBB workers, whose stacks are 4 MiB; a call uses two such buffers (panel and scratch, or
+// the block-32 unpacked columns).
 constexpr size_t kPanelBytes = size_t{128} << 10;
 
 // Groups per panel, 0 when one group does not fit (rows too long: the row-major kernels).
