@@ -112,11 +112,11 @@ inline __m256i UnpackX86(const block_q5_1& b) {
 inline __m256i UnpackX86(const block_q8_0& b) {
   return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs));
 }
-
-template <class Block>
-inline __m256i UnpackStoredX86(const Block&) {  // not an offset format; never called
-  return _mm256_setzero_si256();
-}
+// UnpackStoredX86 (the stored integers q + kOffset of Q4_0 and Q5_0) is kernels_internal.h's,
+// in the enclosing namespace: a fallback template here would hide those overloads from the
+// unqualified call in DotDecoded (the block types are global C structs, so no argument-
+// dependent lookup brings them back), and every Q4_0/Q5_0 block would dot as zero minus the
+// offset term. DotDecoded calls it only under `if constexpr (kOffset > 0)`.
 #endif
 
 template <class Fmt>
