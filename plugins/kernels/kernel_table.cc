@@ -47,6 +47,7 @@ void MatMatEntry(uint32_t w_type, const void* w, size_t w_row_bytes, int64_t n, 
                  int64_t row_end, const void* act, size_t act_row_bytes, int64_t n_act, float* y,
                  int64_t y_stride) {
   const MatMulArgs args{w, w_row_bytes, n, row_begin, row_end, act, act_row_bytes, n_act, y, y_stride};
+  if (MatMulViaPanels(w_type, args)) return;
   if (MatMulBlock32(w_type, args)) return;
   if (MatMulKQuant(w_type, args)) return;
   MatMulFloat(w_type, args);

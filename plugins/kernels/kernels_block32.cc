@@ -96,24 +96,6 @@ float MinTerm(const typename Fmt::Block& w, const typename Fmt::ActBlock& a) {
 }
 
 #if GGUFLOW_X86_256
-// Bytes 0..15 = low nibbles of qs[0..15], bytes 16..31 = high nibbles (element order).
-inline __m256i NibblesX86(const uint8_t* qs) {
-  const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
-  const __m256i both = _mm256_set_m128i(_mm_srli_epi16(packed, 4), packed);
-  return _mm256_and_si256(both, _mm256_set1_epi8(0x0F));
-}
-
-// 0xFF in byte j where bit j of the 32-bit mask is set.
-inline __m256i BitsToBytesX86(const uint8_t* qh_bytes) {
-  uint32_t qh;
-  std::memcpy(&qh, qh_bytes, 4);
-  const __m256i shuffle = _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202,
-                                            0x0101010101010101, 0x0000000000000000);
-  __m256i bytes = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(qh)), shuffle);
-  bytes = _mm256_or_si256(bytes, _mm256_set1_epi64x(0x7fbfdfeff7fbfdfe));
-  return _mm256_cmpeq_epi8(bytes, _mm256_set1_epi64x(-1));
-}
-
 inline __m256i UnpackX86(const block_q4_0& b) {
   return _mm256_sub_epi8(NibblesX86(b.qs), _mm256_set1_epi8(8));
 }
@@ -130,17 +112,11 @@ inline __m256i UnpackX86(const block_q5_1& b) {
 inline __m256i UnpackX86(const block_q8_0& b) {
   return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs));
 }
-
-// The stored integers q + kOffset (unsigned) of the offset formats.
-inline __m256i UnpackStoredX86(const block_q4_0& b) { return NibblesX86(b.qs); }
-inline __m256i UnpackStoredX86(const block_q5_0& b) {
-  const __m256i high = _mm256_and_si256(BitsToBytesX86(b.qh), _mm256_set1_epi8(0x10));
-  return _mm256_or_si256(NibblesX86(b.qs), high);
-}
-template <class Block>
-inline __m256i UnpackStoredX86(const Block&) {  // not an offset format; never called
-  return _mm256_setzero_si256();
-}
+// UnpackStoredX86 (the stored integers q + kOffset of Q4_0 and Q5_0) is kernels_internal.h's,
+// in the enclosing namespace: a fallback template here would hide those overloads from the
+// unqualified call in DotDecoded (the block types are global C structs, so no argument-
+// dependent lookup brings them back), and every Q4_0/Q5_0 block would dot as zero minus the
+// offset term. DotDecoded calls it only under `if constexpr (kOffset > 0)`.
 #endif
 
 template <class Fmt>

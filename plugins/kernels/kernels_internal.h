@@ -26,6 +26,10 @@
 #define GGUFLOW_X86_256 0
 #endif
 
+// AVX3 and AVX3_DL (AVX-512VL) have 32 vector registers, AVX2 16: prefill tiles (activation
+// rows per pass over a packed record) are sized by it.
+constexpr bool kWideTargets = HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL;
+
 namespace gguflow::kernels {
 
 namespace hn = hwy::HWY_NAMESPACE;
@@ -132,6 +136,31 @@ static inline __m256i DotU8I8Add(__m256i acc, __m256i u, __m256i s) {
 #endif
 }
 
+// Bytes 0..15 = low nibbles of qs[0..15], bytes 16..31 = high nibbles (element order).
+static inline __m256i NibblesX86(const uint8_t* qs) {
+  const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+  const __m256i both = _mm256_set_m128i(_mm_srli_epi16(packed, 4), packed);
+  return _mm256_and_si256(both, _mm256_set1_epi8(0x0F));
+}
+
+// 0xFF in byte j where bit j of the 32-bit mask is set.
+static inline __m256i BitsToBytesX86(const uint8_t* qh_bytes) {
+  uint32_t qh;
+  std::memcpy(&qh, qh_bytes, 4);
+  const __m256i shuffle = _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202,
+                                            0x0101010101010101, 0x0000000000000000);
+  __m256i bytes = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(qh)), shuffle);
+  bytes = _mm256_or_si256(bytes, _mm256_set1_epi64x(0x7fbfdfeff7fbfdfe));
+  return _mm256_cmpeq_epi8(bytes, _mm256_set1_epi64x(-1));
+}
+
+// The stored integers q + offset (unsigned, element order) of Q4_0 (offset 8) and Q5_0 (16).
+static inline __m256i UnpackStoredX86(const block_q4_0& b) { return NibblesX86(b.qs); }
+static inline __m256i UnpackStoredX86(const block_q5_0& b) {
+  const __m256i high = _mm256_and_si256(BitsToBytesX86(b.qh), _mm256_set1_epi8(0x10));
+  return _mm256_or_si256(NibblesX86(b.qs), high);
+}
+
 // 8 int32 lanes, each the sum of 4 adjacent products u8 * i8 (as DotU8I8Add).
 static inline __m256i DotU8I8(__m256i u, __m256i s) {
 #if HWY_TARGET == HWY_AVX3_DL
@@ -184,6 +213,12 @@ void PackWeights(uint32_t w_type, const void* src, size_t w_row_bytes, int64_t n
 void MatMulPacked(uint32_t w_type, const MatMulArgs& args);
 void DequantizePackedRow(uint32_t w_type, const void* w, size_t w_row_bytes, int64_t n,
                          int64_t row, float* dst);
+// Row-major mat_vec/mat_mat through the packed kernels on panels packed on the fly
+// (kernels_panels.cc); false (nothing done) for a type or row length it does not take.
+bool MatMulViaPanels(uint32_t w_type, const MatMulArgs& args);
+// mat_vec/mat_mat on a block-32 panel (kernels_panels.cc's layout: Q8_0's packed record, Q4_0
+// and Q5_0 with their stored integers unpacked to bytes); w_row_bytes = (n / 32) * 34.
+void MatMulPanelBlock32(uint32_t w_type, const MatMulArgs& args);
 // Rows per group of every packed layout (StorePackedGroup assumes it).
 constexpr int kPackedGroupRows = 8;
 // Start of packed group g (rows 8g .. 8g+7; groups keep the row-major bytes per row).

@@ -51,24 +51,57 @@ namespace {
 constexpr int kGroupRows = kPackedGroupRows;
 
 // kOffset: the nibble formats store q + kOffset (unsigned); Q8_0 stores q itself (signed
-// bytes, multiplied with the sign trick as in the row-major kernel).
+// bytes). kDotOffset: the unsigned operand of the 8-bit products is the stored integer plus
+// kDotOffset - kOffset, and offset_sum takes kDotOffset * (sum of the activation integers) off
+// again. Q8_0 on AVX2/AVX3: 0, the sign trick (|q| times the activation with q's sign, one
+// vpsignb per activation row and register), because q + 128 would saturate vpmaddubsw's 16-bit
+// pair sums; on AVX3_DL vpdpbusd adds the products in 32 bits, so q + 128 (q xor 0x80, once per
+// register for all activation rows) is exact and the per-activation vpsignb goes.
+constexpr int kQ8DotOffset = HWY_TARGET == HWY_AVX3_DL ? 128 : 0;
 struct PackedQ4_0 {
   using Block = block_q4_0;
   static constexpr bool kFivePlanes = false;
+  static constexpr bool kBytes = false;
   static constexpr int kOffset = 8;  // stored integers are q + 8 in [0, 16)
+  static constexpr int kDotOffset = kOffset;
   static constexpr int kInt16Terms = 8;  // see BlockDots
 };
 struct PackedQ5_0 {
   using Block = block_q5_0;
   static constexpr bool kFivePlanes = true;  // the five-plane layout below
+  static constexpr bool kBytes = false;
   static constexpr int kOffset = 16;  // stored integers are q + 16 in [0, 32)
+  static constexpr int kDotOffset = kOffset;
   static constexpr int kInt16Terms = 4;
 };
 struct PackedQ8_0 {
   using Block = block_q8_0;
   static constexpr bool kFivePlanes = false;
+  static constexpr bool kBytes = true;  // one byte per integer: Q8_0's record
   static constexpr int kOffset = 0;  // signed bytes
+  static constexpr int kDotOffset = kQ8DotOffset;
   static constexpr int kInt16Terms = 1;
+};
+
+// Prefill panels (kernels_panels.cc) of Q4_0 and Q5_0: Q8_0's record with the stored integers
+// q + kOffset unpacked to one byte each, so the inner loop is a load where the packed layouts
+// unpack nibbles or planes, and a panel packs with a few vector instructions per block. The
+// same exact integer block dots and float operations as PackedQ4_0 / PackedQ5_0: the same bits.
+struct PanelQ4_0 {
+  using Block = block_q8_0;  // the record's geometry: d, then 32 bytes
+  static constexpr bool kFivePlanes = false;
+  static constexpr bool kBytes = true;
+  static constexpr int kOffset = PackedQ4_0::kOffset;
+  static constexpr int kDotOffset = kOffset;
+  static constexpr int kInt16Terms = PackedQ4_0::kInt16Terms;
+};
+struct PanelQ5_0 {
+  using Block = block_q8_0;
+  static constexpr bool kFivePlanes = false;
+  static constexpr bool kBytes = true;
+  static constexpr int kOffset = PackedQ5_0::kOffset;
+  static constexpr int kDotOffset = kOffset;
+  static constexpr int kInt16Terms = PackedQ5_0::kInt16Terms;
 };
 
 template <class Fmt>
@@ -78,7 +111,7 @@ struct PackedLayout {
   static constexpr size_t kNibblesAt = 16;  // Q4_0: qs[4][32]
   static constexpr size_t kPlanesAt = 16;   // Q5_0: v[5][32]
   static constexpr size_t kBytesAt = 16;    // Q8_0: qs[8][32]
-  static_assert((Fmt::kFivePlanes ? kPlanesAt + 160 : Fmt::kOffset > 0 ? kNibblesAt + 128 : kBytesAt + 256) ==
+  static_assert((Fmt::kFivePlanes ? kPlanesAt + 160 : Fmt::kBytes ? kBytesAt + 256 : kNibblesAt + 128) ==
                     kColumnBytes,
                 "packed record must keep the block bytes");
 };
@@ -126,7 +159,7 @@ void PackMatrix(const void* src, size_t w_row_bytes, int64_t n, int64_t n_rows, 
           uint8_t u[32];
           StoredQ5_0(blk, u);
           for (int e = 0; e < 4; ++e) StoreFivePlanes(u, e, rec + L::kPlanesAt, r);
-        } else if constexpr (Fmt::kOffset == 0) {
+        } else if constexpr (Fmt::kBytes) {
           for (int k = 0; k < 8; ++k) std::memcpy(rec + L::kBytesAt + 32 * k + 4 * r, blk.qs + 4 * k, 4);
         } else {
           // Byte 4p+e of qs: low nibble element 4p+e, high nibble element 16+4p+e.
@@ -153,7 +186,7 @@ typename Fmt::Block UnpackRecordRow(const uint8_t* rec, int r) {
       qh |= static_cast<uint32_t>(u[j] >> 4) << j | static_cast<uint32_t>(u[j + 16] >> 4) << (j + 16);
     }
     std::memcpy(blk.qh, &qh, 4);
-  } else if constexpr (Fmt::kOffset == 0) {
+  } else if constexpr (Fmt::kBytes) {
     for (int k = 0; k < 8; ++k) std::memcpy(blk.qs + 4 * k, rec + L::kBytesAt + 32 * k + 4 * r, 4);
   } else {
     for (int p = 0; p < 4; ++p) std::memcpy(blk.qs + 4 * p, rec + L::kNibblesAt + 32 * p + 4 * r, 4);
@@ -175,7 +208,8 @@ void DequantizePackedRowOf(uint32_t w_type, const void* w, size_t w_row_bytes, i
 #if GGUFLOW_X86_256
 
 // Register K of a record: byte 4r+e holds the stored integer of element 4K+e of row r, the
-// unsigned operand u of vpmaddubsw (q + offset for Q4_0 and Q5_0, |q| for Q8_0); for Q8_0 also
+// unsigned operand u of vpmaddubsw / vpdpbusd (q + offset for Q4_0 and Q5_0, |q| or q + 128 for
+// Q8_0, see kDotOffset); for Q8_0 also
 // q itself, whose sign the activation takes. `planes`: Q5_0's five planes, loaded once per
 // record.
 struct RegisterWeights {
@@ -196,9 +230,11 @@ inline RegisterWeights WeightsOf(const uint8_t* rec, const __m256i* planes) {
                                           _mm256_srli_epi16(mask(planes[4], 0x80), 3));  // bit 4
       return {_mm256_or_si256(low, top), _mm256_setzero_si256()};
     }
-  } else if constexpr (Fmt::kOffset == 0) {
+  } else if constexpr (Fmt::kBytes) {
     (void)planes, (void)mask;
     const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rec + L::kBytesAt + 32 * K));
+    if constexpr (Fmt::kOffset > 0) return {q, q};  // panels: stored unsigned already
+    if constexpr (Fmt::kDotOffset == 128) return {_mm256_xor_si256(q, _mm256_set1_epi8(static_cast<char>(0x80))), q};
     return {_mm256_sign_epi8(q, q), q};
   } else {
     (void)planes;
@@ -208,11 +244,11 @@ inline RegisterWeights WeightsOf(const uint8_t* rec, const __m256i* planes) {
 }
 
 // The signed operand of register K for activation block a: its integers 4K .. 4K+3 in every
-// lane, for Q8_0 with the sign of the weight.
+// lane, for Q8_0's sign trick with the sign of the weight.
 template <class Fmt, int K>
 inline __m256i ActivationOf(const RegisterWeights& w, const block_q8_0& a) {
   const __m256i act = ActivationQuad(a.qs + 4 * K);
-  if constexpr (Fmt::kOffset == 0) return _mm256_sign_epi8(act, w.q);
+  if constexpr (Fmt::kDotOffset == 0) return _mm256_sign_epi8(act, w.q);
   (void)w;
   return act;
 }
@@ -275,8 +311,8 @@ struct ActivationTerms {
     for (int64_t i = 0; i < count; ++i) {
       const block_q8_0& a = act[b0 + i];
       scale[i] = HalfToFloat(a.d);
-      if constexpr (Fmt::kOffset > 0) {
-        const __m256i offset = _mm256_set1_epi8(static_cast<char>(Fmt::kOffset));
+      if constexpr (Fmt::kDotOffset > 0) {
+        const __m256i offset = _mm256_set1_epi8(static_cast<char>(Fmt::kDotOffset));
         const __m256i lanes = DotU8I8(offset, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.qs)));
         __m128i s = _mm_add_epi32(_mm256_castsi256_si128(lanes), _mm256_extracti128_si256(lanes, 1));
         s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
@@ -303,12 +339,69 @@ inline void DotColumns(const uint8_t* group, const block_q8_0* const* act, const
     BlockDots<Fmt, NA>(rec, blocks, lanes);
     const __m256 w_scales = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rec + L::kScalesAt)));
     for (int i = 0; i < NA; ++i) {
-      if constexpr (Fmt::kOffset > 0) lanes[i] = _mm256_sub_epi32(lanes[i], _mm256_set1_epi32(t[i].offset_sum[c]));
+      if constexpr (Fmt::kDotOffset > 0) lanes[i] = _mm256_sub_epi32(lanes[i], _mm256_set1_epi32(t[i].offset_sum[c]));
       const __m256 scales = _mm256_mul_ps(w_scales, _mm256_set1_ps(t[i].scale[c]));
       acc[i] = _mm256_fmadd_ps(scales, _mm256_cvtepi32_ps(lanes[i]), acc[i]);
     }
   }
 }
+
+#if HWY_TARGET == HWY_AVX3_DL
+// Two groups at once in 512-bit vectors (AVX3_DL): lanes 0-7 are group g0's rows, lanes 8-15
+// group g1's, so each activation quad is broadcast once for 16 rows and one vpdpbusd does the
+// work of two. Every lane gets exactly DotColumns' integer and float operations (the same
+// unsigned operands, the same exact dots, the same scale product and fused add per block), so a
+// row's bits do not depend on whether its group went alone or in a pair.
+// Prefill only (NA > 1): for decode (NA = 1) the pairs ran the 151936 x 896 Q8_0 lm-head at
+// about half the speed of single groups (kernels_bench decode_packed, 1 thread: ~20 vs ~9 ms),
+// so mat_vec keeps the 256-bit path.
+template <class Fmt, int NA>
+inline void DotColumnsPair(const uint8_t* group0, const uint8_t* group1, const block_q8_0* const* act,
+                           const ActivationTerms* t, __m512* acc) {
+  static_assert(Fmt::kDotOffset > 0, "AVX3_DL multiplies every packed block-32 format unsigned by signed");
+  using L = PackedLayout<Fmt>;
+  for (int64_t c = 0; c < t[0].count; ++c) {
+    const int64_t b = t[0].b0 + c;
+    const uint8_t* rec0 = group0 + b * L::kColumnBytes;
+    const uint8_t* rec1 = group1 + b * L::kColumnBytes;
+    __m256i planes0[5], planes1[5];
+    if constexpr (Fmt::kFivePlanes)
+      for (int j = 0; j < 5; ++j) {
+        planes0[j] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rec0 + L::kPlanesAt + 32 * j));
+        planes1[j] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rec1 + L::kPlanesAt + 32 * j));
+      }
+    __m512i lanes[NA];
+    for (int i = 0; i < NA; ++i) lanes[i] = _mm512_setzero_si512();
+    const auto step = [&](auto k) {
+      constexpr int K = decltype(k)::value;
+      const __m512i u = _mm512_inserti64x4(_mm512_castsi256_si512(WeightsOf<Fmt, K>(rec0, planes0).u),
+                                           WeightsOf<Fmt, K>(rec1, planes1).u, 1);
+      for (int i = 0; i < NA; ++i) {
+        int32_t quad;
+        std::memcpy(&quad, act[i][b].qs + 4 * K, 4);
+        lanes[i] = _mm512_dpbusd_epi32(lanes[i], u, _mm512_set1_epi32(quad));
+      }
+    };
+    step(std::integral_constant<int, 0>{});
+    step(std::integral_constant<int, 1>{});
+    step(std::integral_constant<int, 2>{});
+    step(std::integral_constant<int, 3>{});
+    step(std::integral_constant<int, 4>{});
+    step(std::integral_constant<int, 5>{});
+    step(std::integral_constant<int, 6>{});
+    step(std::integral_constant<int, 7>{});
+    const __m256i halves = _mm256_inserti128_si256(
+        _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rec0 + L::kScalesAt))),
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(rec1 + L::kScalesAt)), 1);
+    const __m512 w_scales = _mm512_cvtph_ps(halves);
+    for (int i = 0; i < NA; ++i) {
+      lanes[i] = _mm512_sub_epi32(lanes[i], _mm512_set1_epi32(t[i].offset_sum[c]));
+      const __m512 scales = _mm512_mul_ps(w_scales, _mm512_set1_ps(t[i].scale[c]));
+      acc[i] = _mm512_fmadd_ps(scales, _mm512_cvtepi32_ps(lanes[i]), acc[i]);
+    }
+  }
+}
+#endif
 
 // y_i[r] = dot(row r, activation row i) for r in [row_begin, row_end) and NA activation rows
 // (mat_vec: NA = 1). A group's 8 rows are computed together whatever the range (lane r is row
@@ -318,7 +411,26 @@ void MulPacked(const void* w, size_t w_row_bytes, int64_t n, int64_t row_begin, 
                const block_q8_0* const* act, float* const* y) {
   const int64_t nb = n / 32;
   ActivationTerms terms[NA];
-  for (int64_t g = row_begin / kGroupRows; g * kGroupRows < row_end; ++g) {
+  int64_t g = row_begin / kGroupRows;
+#if HWY_TARGET == HWY_AVX3_DL
+  for (; NA > 1 && (g + 1) * kGroupRows < row_end; g += 2) {  // group g + 1 has rows in the range
+    const uint8_t* group0 = PackedGroupAt(w, w_row_bytes, g);
+    const uint8_t* group1 = PackedGroupAt(w, w_row_bytes, g + 1);
+    __m512 acc[NA];
+    for (int i = 0; i < NA; ++i) acc[i] = _mm512_setzero_ps();
+    for (int64_t b0 = 0; b0 < nb; b0 += ActivationTerms::kBlocks) {
+      if (terms[0].b0 != b0)
+        for (int i = 0; i < NA; ++i) terms[i].template Fill<Fmt>(act[i], b0, std::min(nb, b0 + ActivationTerms::kBlocks));
+      DotColumnsPair<Fmt, NA>(group0, group1, act, terms, acc);
+    }
+    for (int i = 0; i < NA; ++i) {
+      StorePackedGroup(_mm512_castps512_ps256(acc[i]), g, row_begin, row_end, y[i]);
+      StorePackedGroup(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc[i]), 1)), g + 1, row_begin,
+                       row_end, y[i]);
+    }
+  }
+#endif
+  for (; g * kGroupRows < row_end; ++g) {
     const uint8_t* group = PackedGroupAt(w, w_row_bytes, g);
     __m256 acc[NA];
     for (int i = 0; i < NA; ++i) acc[i] = _mm256_setzero_ps();
@@ -337,7 +449,7 @@ void MulPacked(const void* w, size_t w_row_bytes, int64_t n, int64_t row_begin, 
 // alone, so mat_mat equals n_act mat_vec calls bit for bit.
 template <class Fmt>
 void MatMulPackedBlock32(const MatMulArgs& args) {
-  ForEachMatMulTile<4>(args, [](const MatMulArgs& a, int64_t a0, auto na) {
+  ForEachMatMulTile<kWideTargets ? 8 : 4>(args, [](const MatMulArgs& a, int64_t a0, auto na) {
     constexpr int NA = decltype(na)::value;
     const block_q8_0* act[NA];
     float* y[NA];
@@ -403,6 +515,19 @@ void DequantizePackedRow(uint32_t w_type, const void* w, size_t w_row_bytes, int
   WithPackedFormat(w_type, [&](auto fmt) {
     DequantizePackedRowOf<decltype(fmt)>(w_type, w, w_row_bytes, n, row, dst);
   });
+}
+
+void MatMulPanelBlock32(uint32_t w_type, const MatMulArgs& a) {
+#if GGUFLOW_X86_256
+  switch (w_type) {
+    case GGML_TYPE_Q4_0: return MatMulPackedBlock32<PanelQ4_0>(a);
+    case GGML_TYPE_Q5_0: return MatMulPackedBlock32<PanelQ5_0>(a);
+    case GGML_TYPE_Q8_0: return MatMulPackedBlock32<PackedQ8_0>(a);
+    default: return;
+  }
+#else
+  (void)w_type, (void)a;
+#endif
 }
 
 void MatMulPacked(uint32_t w_type, const MatMulArgs& a) {

@@ -90,6 +90,38 @@ inline void RecordStep(const uint8_t* rec, const block_q8_K* const* a, __m256* a
   const __m256i nibbles = _mm256_set1_epi8(0x0F);
   __m256i isum[NA];
   for (int k = 0; k < NA; ++k) isum[k] = _mm256_setzero_si256();
+#if HWY_TARGET == HWY_AVX3_DL
+  // AVX3_DL: vpdpbusd adds each chunk's products in 32 bits (one instruction where vpmaddubsw
+  // and a 16-bit add were two), then one vpmulld per chunk applies the rows' scales (lane r:
+  // byte `c` of the scale word zero-extended). The same exact integers: |chunk dot| <= 32 * 15 *
+  // 128, times a 6-bit scale, eight chunks, stays far below 2^31.
+  const auto pair = [&](int p, __m256i low_scales, __m256i high_scales) {
+    __m256i low[NA], high[NA];
+    for (int k = 0; k < NA; ++k) low[k] = high[k] = _mm256_setzero_si256();
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; ++i) {
+      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rec + kQsAt + 256 * p + 32 * i));
+      const __m256i u_low = _mm256_and_si256(v, nibbles);
+      const __m256i u_high = _mm256_and_si256(_mm256_srli_epi16(v, 4), nibbles);
+#pragma GCC unroll 8
+      for (int k = 0; k < NA; ++k) {
+        low[k] = _mm256_dpbusd_epi32(low[k], u_low, ActivationQuad(a[k]->qs + 64 * p + 4 * i));
+        high[k] = _mm256_dpbusd_epi32(high[k], u_high, ActivationQuad(a[k]->qs + 64 * p + 32 + 4 * i));
+      }
+    }
+#pragma GCC unroll 8
+    for (int k = 0; k < NA; ++k)
+      isum[k] = _mm256_add_epi32(isum[k], _mm256_add_epi32(_mm256_mullo_epi32(low[k], low_scales),
+                                                           _mm256_mullo_epi32(high[k], high_scales)));
+  };
+  const auto byte = [](__m256i words, int c) {  // byte c of every 32-bit lane, zero-extended
+    return _mm256_and_si256(_mm256_srli_epi32(words, 8 * c), _mm256_set1_epi32(0xFF));
+  };
+  pair(0, byte(sc_lo, 0), byte(sc_lo, 1));
+  pair(1, byte(sc_lo, 2), byte(sc_lo, 3));
+  pair(2, byte(sc_hi, 0), byte(sc_hi, 1));
+  pair(3, byte(sc_hi, 2), byte(sc_hi, 3));
+#else
   const auto pair = [&](int p, __m256i low_scales, __m256i high_scales) {
     __m256i low[NA], high[NA];
     for (int k = 0; k < NA; ++k) low[k] = high[k] = _mm256_setzero_si256();
@@ -113,6 +145,7 @@ inline void RecordStep(const uint8_t* rec, const block_q8_K* const* a, __m256* a
   pair(1, LaneBytePair<2, 2>(sc_lo), LaneBytePair<3, 3>(sc_lo));
   pair(2, LaneBytePair<0, 0>(sc_hi), LaneBytePair<1, 1>(sc_hi));
   pair(3, LaneBytePair<2, 2>(sc_hi), LaneBytePair<3, 3>(sc_hi));
+#endif
 
   // Min term: bsum_c (sum of chunk c's 32 activation integers, |.| <= 4096) in 16-bit pairs
   // (chunks 2j, 2j+1) against the rows' min pairs.
@@ -189,7 +222,7 @@ void DequantizePackedRowQ4K(const void* w, size_t w_row_bytes, int64_t n, int64_
 
 void MatMulPackedQ4K(const MatMulArgs& args) {
 #if GGUFLOW_X86_256
-  ForEachMatMulTile<3>(args, [](const MatMulArgs& rows, int64_t a0, auto na) { MatMulTile<decltype(na)::value>(rows, a0); });
+  ForEachMatMulTile<kWideTargets ? 4 : 3>(args, [](const MatMulArgs& rows, int64_t a0, auto na) { MatMulTile<decltype(na)::value>(rows, a0); });
 #else
   (void)args;
 #endif

@@ -228,6 +228,121 @@ TEST_P(KernelParity, DequantizeRowMatchesReference) {
   }
 }
 
+// The float order of the block-32 formats against Q8_0 activations (Q4_0, Q5_0, Q8_0): the
+// x86 plugins (AVX2 and up) compute a (row, activation) pair exactly as GGML's AVX2
+// ggml_vec_dot_q{4,5,8}_0_q8_0, which made the reference logits (tests/exec): 8 float lanes, lane
+// j += (d_w * d_a) * (integer dot of elements 4j .. 4j+3) as one fused multiply-add per block,
+// then hsum_float_8 ((lane j + lane j+4), then (0 + 2) + (1 + 3)). Any other order gives other
+// bits in the last place, and a last-place difference in a layer's output can move a later
+// Q8_0 activation across a rounding half (6 instead of 5 at one element), which changed a Q8_0
+// model's logits by 0.3 % where the bound is 1e-5 (a prefill kernel that summed the block's 32
+// products first and added one term per block per row). Weights and activations at the
+// extremes (|q| = 127 in many lanes, both signs; Q4_0/Q5_0 at both ends of their range), so
+// that a saturating 16-bit pair sum or a wrong offset correction would show as well.
+template <class Fill>
+void extreme_block(std::mt19937& rng, int8_t q[32], Fill fill) {
+  for (int j = 0; j < 32; ++j) {
+    const uint32_t r = rng() % 4;
+    q[j] = static_cast<int8_t>(r == 0 ? fill(true, rng) : r == 1 ? -fill(true, rng) : fill(false, rng));
+  }
+}
+
+// Block b's integer weights (element order) of a Q4_0, Q5_0 or Q8_0 row.
+void weight_integers(uint32_t type, const uint8_t* row, int64_t b, int8_t q[32]) {
+  if (type == GGML_TYPE_Q8_0) {
+    std::memcpy(q, reinterpret_cast<const block_q8_0*>(row)[b].qs, 32);
+    return;
+  }
+  const bool five = type == GGML_TYPE_Q5_0;
+  const uint8_t* qs = five ? reinterpret_cast<const block_q5_0*>(row)[b].qs : reinterpret_cast<const block_q4_0*>(row)[b].qs;
+  uint32_t qh = 0;
+  if (five) std::memcpy(&qh, reinterpret_cast<const block_q5_0*>(row)[b].qh, 4);
+  for (int j = 0; j < 16; ++j) {
+    int lo = qs[j] & 0x0F, hi = qs[j] >> 4;
+    if (five) lo |= ((qh >> j) & 1) << 4, hi |= ((qh >> (j + 16)) & 1) << 4;
+    q[j] = static_cast<int8_t>(lo - (five ? 16 : 8));
+    q[j + 16] = static_cast<int8_t>(hi - (five ? 16 : 8));
+  }
+}
+
+TEST_P(KernelParity, Block32FollowsGgmlAvx2FloatOrderOnX86WithExtremeValues) {
+  const GguflowKernels& k = plugin_table(GetParam());
+  const std::string target = k.target_name;
+  if (target != "AVX2" && target != "AVX3" && target != "AVX3_DL")
+    GTEST_SKIP() << target << ": the portable kernels add one term per block (GGML's scalar order)";
+  constexpr int64_t kN = 384, kNb = kN / 32, kWRows = 40, kNAct = 19;  // rows: 5 groups of 8
+  std::mt19937 rng(20261202);
+  std::uniform_real_distribution<float> scale(1e-3f, 2e-2f);
+  const auto fp16 = [&](bool negative_ok) {
+    const float d = scale(rng);
+    return gguflow_f32_to_fp16(negative_ok && rng() % 4 == 0 ? -d : d);
+  };
+  // Activations: Q8_0 as the quantizer makes them (|q| <= 127), many lanes at +-127.
+  std::vector<block_q8_0> act(kNAct * kNb);
+  for (auto& blk : act) {
+    blk.d = fp16(false);
+    extreme_block(rng, blk.qs, [](bool extreme, std::mt19937& g) { return extreme ? 127 : static_cast<int>(g() % 255) - 127; });
+  }
+  for (uint32_t type : {GGML_TYPE_Q8_0, GGML_TYPE_Q4_0, GGML_TYPE_Q5_0}) {
+    SCOPED_TRACE(ggml_type_info(type)->name);
+    const size_t w_row_bytes = row_bytes(type, kN);
+    std::vector<uint8_t> w(kWRows * w_row_bytes);
+    for (int64_t r = 0; r < kWRows; ++r) {
+      for (int64_t b = 0; b < kNb; ++b) {
+        uint8_t* blk = &w[r * w_row_bytes + b * (w_row_bytes / kNb)];
+        const gguflow_fp16_t d = fp16(true);
+        std::memcpy(blk, &d, 2);
+        if (type == GGML_TYPE_Q8_0) {
+          extreme_block(rng, reinterpret_cast<block_q8_0*>(blk)->qs,
+                        [](bool extreme, std::mt19937& g) { return extreme ? 127 : static_cast<int>(g() % 255) - 127; });
+        } else {
+          // Stored nibbles (and fifth bits) at 0 or the top of their range in most elements.
+          for (size_t i = 2; i < w_row_bytes / kNb; ++i) {
+            const uint32_t v = rng();
+            blk[i] = static_cast<uint8_t>(v % 3 == 0 ? 0x00 : v % 3 == 1 ? 0xFF : v >> 8);
+          }
+        }
+      }
+    }
+    // GGML's AVX2 order, in scalar code.
+    std::vector<float> ref(kNAct * kWRows);
+    int8_t q[32];
+    for (int64_t a = 0; a < kNAct; ++a) {
+      for (int64_t r = 0; r < kWRows; ++r) {
+        float lanes[8] = {};
+        for (int64_t b = 0; b < kNb; ++b) {
+          weight_integers(type, &w[r * w_row_bytes], b, q);
+          const block_q8_0& ab = act[a * kNb + b];
+          const float d = gguflow_fp16_to_f32(*reinterpret_cast<const gguflow_fp16_t*>(&w[r * w_row_bytes + b * (w_row_bytes / kNb)])) *
+                          gguflow_fp16_to_f32(ab.d);
+          for (int j = 0; j < 8; ++j) {
+            int32_t sum = 0;
+            for (int e = 4 * j; e < 4 * j + 4; ++e) sum += int32_t{q[e]} * ab.qs[e];
+            lanes[j] = std::fma(d, static_cast<float>(sum), lanes[j]);
+          }
+        }
+        float s[4];
+        for (int j = 0; j < 4; ++j) s[j] = lanes[j] + lanes[j + 4];
+        ref[a * kWRows + r] = (s[0] + s[2]) + (s[1] + s[3]);
+      }
+    }
+    const size_t act_row_bytes = kNb * sizeof(block_q8_0);
+    for (int64_t n_act : {int64_t{1}, int64_t{7}, kNAct}) {
+      constexpr int64_t kStride = kWRows + 5;
+      std::vector<float> y(n_act * kStride, -1.0f);
+      k.mat_mat(type, w.data(), w_row_bytes, kN, 0, kWRows, act.data(), act_row_bytes, n_act, y.data(), kStride);
+      for (int64_t a = 0; a < n_act; ++a)
+        for (int64_t r = 0; r < kWRows; ++r)
+          ASSERT_EQ(y[a * kStride + r], ref[a * kWRows + r]) << "mat_mat n_act " << n_act << " act " << a << " row " << r;
+    }
+    for (int64_t a = 0; a < kNAct; ++a) {
+      std::vector<float> y(kWRows, -1.0f);
+      k.mat_vec(type, w.data(), w_row_bytes, kN, 0, kWRows, &act[a * kNb], y.data());
+      for (int64_t r = 0; r < kWRows; ++r) ASSERT_EQ(y[r], ref[a * kWRows + r]) << "mat_vec act " << a << " row " << r;
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Plugins, KernelParity, ::testing::ValuesIn(supported_plugin_names()),
                          [](const auto& info) { return info.param; });
 

@@ -295,9 +295,41 @@ TEST_P(PackedWeightsData, MatMatPackedEqualsMatVecPackedForEveryRangeAndBatch) {
   });
 }
 
+// Row-major prefill and decode of the k-quants on x86 run the packed kernels on panels packed
+// on the fly (plugins/kernels/kernels_panels.cc), so for these widths mat_mat and mat_vec on the
+// GGUF rows give the packed kernels' bits: a prompt's logits do not change when the session
+// packs its weights. Every range (groups cut at either end included) and batch size 1..17.
+// Not the block-32 formats: their row-major kernels keep GGML's AVX2 float order (see
+// kernels_panels.cc's kBlock32Panels and kernel_parity_test), the packed ones do not.
+TEST_P(PackedWeightsData, RowMajorMatMatGivesThePackedBits) {
+  const GguflowKernels& k = plugin_table(GetParam());
+  for_each_packed_problem(k, [&](const Problem& p) {
+    if (ggml_type_info(p.type)->block_size == 32) return;
+    const int64_t y_stride = p.n_rows + kYPad;
+    std::vector<float> y_row_major(kMaxActs * y_stride);  // [n_act][y_stride]
+    std::vector<float> y_packed(kMaxActs * y_stride);     // [kMaxActs][y_stride], whole rows
+    k.mat_mat_packed(p.type, p.packed.data(), p.w_row_bytes, p.n, 0, p.n_rows, p.act.data(), p.act_stride,
+                     kMaxActs, y_packed.data(), y_stride);
+    for (const auto& [begin, end] : row_ranges(p.n_rows, p.group)) {
+      for (int64_t n_act : {int64_t{1}, int64_t{2}, int64_t{5}, int64_t{9}, kMaxActs}) {
+        std::fill(y_row_major.begin(), y_row_major.end(), sentinel());
+        k.mat_mat(p.type, p.w.data(), p.w_row_bytes, p.n, begin, end, p.act.data(), p.act_stride, n_act,
+                  y_row_major.data(), y_stride);
+        for (int64_t a = 0; a < kMaxActs; ++a) {
+          const int64_t b = a < n_act ? begin : 0, e = a < n_act ? end : 0;
+          if (!same_output_row(&y_row_major[a * y_stride], &y_packed[a * y_stride], y_stride, b, e,
+                               "mat_mat range " + range_text(begin, end) + " n_act " + std::to_string(n_act) +
+                                   " act row " + std::to_string(a)))
+            return;
+        }
+      }
+    }
+  });
+}
+
 // Packed, row-major and scalar-plugin results each within the bound of the reference (so of
-// each other: to float rounding, not bit for bit, since the packed kernel accumulates each row
-// in one lane and the row-major one in eight).
+// each other: to float rounding; the scalar plugin accumulates in another order, and so do the
+// x86 row-major block-32 kernels, eight lanes per row where the packed kernels use one).
 TEST_P(PackedWeightsData, MatVecPackedMatchesDequantizedReferenceRowMajorAndScalarPlugin) {
   const GguflowKernels& k = plugin_table(GetParam());
   const auto names = supported_plugin_names();
