@@ -53,9 +53,6 @@ class BatchEngine {
   // rest, and returns when the step thread has stopped.
   void shutdown(std::chrono::milliseconds grace);
 
-  int64_t n_ctx() const { return session_.n_ctx(); }
-  int64_t n_slots() const { return session_.n_slots(); }
-
  private:
   // A job holding a slot.
   struct Running {

@@ -33,11 +33,6 @@ void Histogram::observe(double seconds) {
   sum_ += seconds;
 }
 
-uint64_t Histogram::count() const {
-  std::lock_guard lock(mutex_);
-  return count_;
-}
-
 std::string Histogram::render(const std::string& name, const std::string& help) const {
   std::lock_guard lock(mutex_);
   std::string out = header(name, "histogram", help);

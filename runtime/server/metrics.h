@@ -22,7 +22,6 @@ class Histogram {
   void observe(double seconds);
   // The exposition lines of metric `name` (cumulative buckets, +Inf, _sum, _count).
   std::string render(const std::string& name, const std::string& help) const;
-  uint64_t count() const;
 
  private:
   mutable std::mutex mutex_;
@@ -45,7 +44,6 @@ class Metrics {
   Histogram& time_per_token() { return per_token_; }
 
   int64_t slots_in_use() const { return slots_in_use_; }
-  int64_t queue_depth() const { return queue_depth_; }
 
   std::string render() const;
 

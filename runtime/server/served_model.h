@@ -42,7 +42,6 @@ class ServedModel {
   explicit ServedModel(const ModelOptions& options);
 
   const std::string& id() const { return id_; }
-  const std::string& path() const { return path_; }
   const Tokenizer& tokenizer() const { return *tokenizer_; }
   const plugins::SelectedKernels& kernels() const { return *kernels_; }
 
