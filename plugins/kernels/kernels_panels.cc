@@ -2,10 +2,21 @@
 // kernels: each panel of a few 8-row groups is packed on the fly into a stack buffer and
 // multiplied with every activation row by the packed kernels (kernels_packed*.cc).
 //
-// In use: Q4_K and Q6_K only. The block-32 formats (Q4_0, Q5_0, Q8_0) are switched off by
-// kBlock32Panels below and keep the row-major kernels (kernels_block32.cc): their panel kernels
-// add a row's terms in another float order than GGML's, which broke the Q8_0 reference logits.
-// The block-32 panel code stays, compiled, for when its float side follows GGML's order.
+// In use for Q4_K, Q6_K and the block-32 formats Q4_0, Q5_0, Q8_0.
+//
+// Float order of the block-32 formats: the packed kernels' (one lane per row, the block's
+// exact integer dot, one fused add of d_w * d_a times it per block), not GGML's AVX2 order
+// (8 lanes per row, each the dot of 4 elements, 8 fused adds per row, block and activation,
+// hsum_float_8 at the end). GGML's order reproduced llama.cpp's Q8_0 logits bit for bit, but
+// its float work is 8 times the packed kernels' and bounds prefill: an int8 dot of 32 products
+// is one vpdpbusd lane group, the 8 conversions and fused adds after it cost more than it
+// does (pp512 on the Qwen2.5-0.5B-shaped Q8_0 model: ~2.2x faster with the panels). The cost
+// of the other order: last-place differences in a layer's output, which a Q8_0 model can turn
+// into one activation rounded the other way; tests/exec/reference_logits_test.cc bounds the
+// effect for these plugins (measured rel_rms 3.3e-3 on synth-qwen2-tiny-Q8_0, 0 on the
+// stories260K Q8_0/Q4_0 files), and kernel_parity_test's
+// Block32FollowsThePackedFloatOrderOnX86WithExtremeValues pins the order. The portable plugins
+// (scalar, sse4) keep GGML's scalar order and the reference's bits.
 //
 // Panels: Q4_K and Q6_K in their packed layouts (PackWeights: byte copies). The block-32 formats
 // in one layout, Q8_0's packed record (d[8] fp16, then register k of 8 rows: byte 4r+e = integer
@@ -27,7 +38,7 @@
 // whatever the row range, the panel or n_act. mat_vec takes this path too, so mat_mat still
 // equals n_act mat_vec calls bit for bit; row-major and packed weights give the same bits (for
 // the types in use). Cost: Q4_K/Q6_K row-major mat_vec packs every panel it reads; block-32
-// rows would go through MatVecBlock32 (~1.2-1.35x the row-major kernel's time on the Q8_0
+// rows go through MatVecBlock32 instead (~1.2-1.35x GGML's row-major kernel's time on the Q8_0
 // lm-head). Decode runs on packed weights unless GGUFLOW_PACK_WEIGHTS=0.
 //
 // Only for the types with a packed layout on this target (PackedGroupRows > 0: x86 AVX2 and up)
@@ -44,18 +55,6 @@ namespace {
 
 constexpr int64_t kGroupRows = kPackedGroupRows;
 
-// Off: the block-32 formats (Q4_0, Q5_0, Q8_0) keep the row-major kernels (kernels_block32.cc)
-// for mat_vec and mat_mat. Those add a row's products in GGML's AVX2 order (8 float lanes, lane
-// j += d_w * d_a * (dot of elements 4j .. 4j+3), one fused add per block, hsum_float_8 at the
-// end), the order llama.cpp made the reference logits with; the panel kernels (one lane per
-// row, one fused add per block of the block's whole dot) give other bits in the last place.
-// That is within float rounding of the true dot, but a Q8_0 model quantizes every layer's
-// output again, and a last-place difference that moves one activation across a rounding half
-// (6 instead of 5, one element) changed synth-qwen2-tiny-Q8_0's logits by rel_rms 3.3e-3
-// against the 1e-5 bound of tests/exec/reference_logits_test.cc (the old kernels: 0).
-// kernel_parity_test's Block32FollowsGgmlAvx2FloatOrderOnX86WithExtremeValues pins the order.
-// The panels can come back once their float side keeps GGML's 8 lanes per row.
-constexpr bool kBlock32Panels = false;
 // Stack bytes of one panel: 16 groups of Q8_0 rows of 896 (a slab that stays in L2 while every
 // activation row passes), one group of Q8_0 rows up to ~15000 elements. Plugin calls run on
 // oneTBB workers, whose stacks are 4 MiB; a call uses two such buffers (panel and scratch, or
@@ -265,7 +264,7 @@ bool MatMulViaBlock32Panels(uint32_t w_type, const MatMulArgs& args) {
 
 bool MatMulViaPanels(uint32_t w_type, const MatMulArgs& args) {
   if (PackedGroupRows(w_type) != kGroupRows) return false;
-  if (IsBlock32(w_type)) return kBlock32Panels && MatMulViaBlock32Panels(w_type, args);
+  if (IsBlock32(w_type)) return MatMulViaBlock32Panels(w_type, args);
   const int64_t groups = PanelGroups(kGroupRows * args.w_row_bytes);
   if (groups < 1) return false;
   alignas(64) uint8_t panel[kPanelBytes];    // [groups][8 rows] packed, row bytes as GGUF

@@ -17,21 +17,29 @@ struct Case {
   const char* stem;        // reference/logits/<stem>.{bin,json}
   double max_rel_rms;      // rms(ours - ref) / rms(ref) over all positions
   bool argmax_everywhere;  // the predicted token must match at every position
+  // The bound for the x86 plugins (AVX2 and up) where it differs: their block-32 kernels add in
+  // another float order than llama.cpp (below). 0: max_rel_rms for every plugin.
+  double max_rel_rms_x86 = 0;
 };
 
 // F32 models: 1e-4 (the bound). Quantized models: the plugins quantize activations
-// exactly as llama.cpp does, so models whose matmuls all use Q8_0 activations (Q8_0, Q4_0 and
-// F16 weights) agree to ~1e-7 (measured 0..1.1e-7 over the plugins): bound 1e-5. Models with
-// k-quants use Q8_K activations, where a ~1e-7 upstream float difference can flip one
-// rounding and spread through attention (DATA.md section 4: exact emulation still gives up to
-// 2.5%); measured 2e-7..1.2e-2 depending on the plugin, so they keep the 2.5% bound.
+// exactly as llama.cpp does. Models whose matmuls all use Q8_0 activations (Q8_0, Q4_0 and F16
+// weights): the portable plugins (scalar, sse4) also add every block in GGML's scalar order and
+// agree to ~1e-7 (measured 0..1.1e-7): bound 1e-5. The x86 plugins add a row's blocks in the
+// packed kernels' order (plugins/kernels/kernels_panels.cc says why), so a last-place difference
+// in a layer's output can round one later Q8_0 activation the other way and spread through
+// attention: measured 3.3e-3 on synth-qwen2-tiny-Q8_0 (0 on the stories260K files, whose
+// argmax still holds everywhere); bound 1e-2, under the 2.5 % for quantized models.
+// Models with k-quants use Q8_K activations, where a ~1e-7 upstream float difference can flip
+// one rounding the same way (DATA.md section 4: exact emulation still gives up to 2.5%);
+// measured 2e-7..1.2e-2 depending on the plugin, so they keep the 2.5% bound.
 const Case kCases[] = {
     {"stories260K.prompt1", 1e-4, true},
     {"synth-llama-tiny-f32.s1", 1e-4, true},
     {"synth-qwen2-tiny-f32.s1", 1e-4, true},
-    {"stories260K-Q8_0.prompt1", 1e-5, true},
-    {"stories260K-Q4_0.prompt1", 1e-5, true},
-    {"synth-qwen2-tiny-Q8_0.s1", 1e-5, false},
+    {"stories260K-Q8_0.prompt1", 1e-5, true, 1e-2},
+    {"stories260K-Q4_0.prompt1", 1e-5, true, 1e-2},
+    {"synth-qwen2-tiny-Q8_0.s1", 1e-5, false, 1e-2},
     {"synth-qwen2-tiny-Q4_K_M.s1", 0.025, false},
     {"synth-llama-tiny-Q4_0.s1", 0.025, false},  // output.weight is Q6_K
     {"synth-llama-tiny-Q4_K_M.s1", 0.025, false},
@@ -62,7 +70,9 @@ TEST_P(ReferenceLogitsTest, MatchesLlamaCpp) {
     norm += double(ref.logits[i]) * ref.logits[i];
   }
   const double rel_rms = std::sqrt(err / norm);
-  EXPECT_LE(rel_rms, c.max_rel_rms) << c.stem << " with " << plugin;
+  const std::string target = test::kernel_plugin(plugin).target_name;
+  const bool x86 = target == "AVX2" || target == "AVX3" || target == "AVX3_DL";
+  EXPECT_LE(rel_rms, x86 && c.max_rel_rms_x86 > 0 ? c.max_rel_rms_x86 : c.max_rel_rms) << c.stem << " with " << plugin;
   RecordProperty("rel_rms", std::to_string(rel_rms));
   std::printf("[ measured ] %s %s rel_rms %.3g\n", plugin.c_str(), c.stem, rel_rms);
   if (c.argmax_everywhere) {

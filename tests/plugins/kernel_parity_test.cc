@@ -228,17 +228,19 @@ TEST_P(KernelParity, DequantizeRowMatchesReference) {
   }
 }
 
-// The float order of the block-32 formats against Q8_0 activations (Q4_0, Q5_0, Q8_0): the
-// x86 plugins (AVX2 and up) compute a (row, activation) pair exactly as GGML's AVX2
-// ggml_vec_dot_q{4,5,8}_0_q8_0, which made the reference logits (tests/exec): 8 float lanes, lane
-// j += (d_w * d_a) * (integer dot of elements 4j .. 4j+3) as one fused multiply-add per block,
-// then hsum_float_8 ((lane j + lane j+4), then (0 + 2) + (1 + 3)). Any other order gives other
-// bits in the last place, and a last-place difference in a layer's output can move a later
-// Q8_0 activation across a rounding half (6 instead of 5 at one element), which changed a Q8_0
-// model's logits by 0.3 % where the bound is 1e-5 (a prefill kernel that summed the block's 32
-// products first and added one term per block per row). Weights and activations at the
-// extremes (|q| = 127 in many lanes, both signs; Q4_0/Q5_0 at both ends of their range), so
-// that a saturating 16-bit pair sum or a wrong offset correction would show as well.
+// The float order of the block-32 formats against Q8_0 activations (Q4_0, Q5_0, Q8_0) on the
+// x86 plugins (AVX2 and up), pinned so that a change of order is a decision, not an accident:
+// a (row, activation) pair is the packed kernels' computation (kernels_packed.cc), which
+// prefill and decode share through the panels of kernels_panels.cc: per block the exact
+// integer dot of the 32 products, then acc = fma(float(d_w) * float(d_a), float(dot), acc) in
+// block order, one float lane per row. (Until 2026-12-02 the row-major kernels followed GGML's
+// AVX2 order instead, 8 lanes per row and hsum_float_8 at the end, which reproduced llama.cpp's
+// Q8_0 logits bit for bit but costs 8 fused adds per row, block and activation: see
+// kernels_panels.cc for why the packed order won.) A last-place difference in a layer's output
+// can move a later Q8_0 activation across a rounding half, so a silent change of order shows as
+// a jump in tests/exec's reference-logit errors; this test names the kernel instead. Weights and
+// activations at the extremes (|q| = 127 in many lanes, both signs; Q4_0/Q5_0 at both ends of
+// their range), so that a saturating 16-bit pair sum or a wrong offset correction shows as well.
 template <class Fill>
 void extreme_block(std::mt19937& rng, int8_t q[32], Fill fill) {
   for (int j = 0; j < 32; ++j) {
@@ -265,11 +267,11 @@ void weight_integers(uint32_t type, const uint8_t* row, int64_t b, int8_t q[32])
   }
 }
 
-TEST_P(KernelParity, Block32FollowsGgmlAvx2FloatOrderOnX86WithExtremeValues) {
+TEST_P(KernelParity, Block32FollowsThePackedFloatOrderOnX86WithExtremeValues) {
   const GguflowKernels& k = plugin_table(GetParam());
   const std::string target = k.target_name;
   if (target != "AVX2" && target != "AVX3" && target != "AVX3_DL")
-    GTEST_SKIP() << target << ": the portable kernels add one term per block (GGML's scalar order)";
+    GTEST_SKIP() << target << ": the portable kernels add one term per block in GGML's scalar order (no fma)";
   constexpr int64_t kN = 384, kNb = kN / 32, kWRows = 40, kNAct = 19;  // rows: 5 groups of 8
   std::mt19937 rng(20261202);
   std::uniform_real_distribution<float> scale(1e-3f, 2e-2f);
@@ -304,26 +306,22 @@ TEST_P(KernelParity, Block32FollowsGgmlAvx2FloatOrderOnX86WithExtremeValues) {
         }
       }
     }
-    // GGML's AVX2 order, in scalar code.
+    // The packed kernels' order, in scalar code.
     std::vector<float> ref(kNAct * kWRows);
     int8_t q[32];
     for (int64_t a = 0; a < kNAct; ++a) {
       for (int64_t r = 0; r < kWRows; ++r) {
-        float lanes[8] = {};
+        float acc = 0.0f;
         for (int64_t b = 0; b < kNb; ++b) {
           weight_integers(type, &w[r * w_row_bytes], b, q);
           const block_q8_0& ab = act[a * kNb + b];
           const float d = gguflow_fp16_to_f32(*reinterpret_cast<const gguflow_fp16_t*>(&w[r * w_row_bytes + b * (w_row_bytes / kNb)])) *
                           gguflow_fp16_to_f32(ab.d);
-          for (int j = 0; j < 8; ++j) {
-            int32_t sum = 0;
-            for (int e = 4 * j; e < 4 * j + 4; ++e) sum += int32_t{q[e]} * ab.qs[e];
-            lanes[j] = std::fma(d, static_cast<float>(sum), lanes[j]);
-          }
+          int32_t dot = 0;
+          for (int e = 0; e < 32; ++e) dot += int32_t{q[e]} * ab.qs[e];
+          acc = std::fma(d, static_cast<float>(dot), acc);
         }
-        float s[4];
-        for (int j = 0; j < 4; ++j) s[j] = lanes[j] + lanes[j + 4];
-        ref[a * kWRows + r] = (s[0] + s[2]) + (s[1] + s[3]);
+        ref[a * kWRows + r] = acc;
       }
     }
     const size_t act_row_bytes = kNb * sizeof(block_q8_0);

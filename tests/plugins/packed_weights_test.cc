@@ -295,16 +295,14 @@ TEST_P(PackedWeightsData, MatMatPackedEqualsMatVecPackedForEveryRangeAndBatch) {
   });
 }
 
-// Row-major prefill and decode of the k-quants on x86 run the packed kernels on panels packed
-// on the fly (plugins/kernels/kernels_panels.cc), so for these widths mat_mat and mat_vec on the
-// GGUF rows give the packed kernels' bits: a prompt's logits do not change when the session
-// packs its weights. Every range (groups cut at either end included) and batch size 1..17.
-// Not the block-32 formats: their row-major kernels keep GGML's AVX2 float order (see
-// kernels_panels.cc's kBlock32Panels and kernel_parity_test), the packed ones do not.
+// Row-major prefill and decode on x86 run the packed kernels on panels packed on the fly
+// (plugins/kernels/kernels_panels.cc), so for these widths mat_mat and mat_vec on the GGUF rows
+// give the packed kernels' bits, k-quants and block-32 formats alike: a prompt's logits do not
+// change when the session packs its weights. Every range (groups cut at either end included)
+// and batch size 1..17.
 TEST_P(PackedWeightsData, RowMajorMatMatGivesThePackedBits) {
   const GguflowKernels& k = plugin_table(GetParam());
   for_each_packed_problem(k, [&](const Problem& p) {
-    if (ggml_type_info(p.type)->block_size == 32) return;
     const int64_t y_stride = p.n_rows + kYPad;
     std::vector<float> y_row_major(kMaxActs * y_stride);  // [n_act][y_stride]
     std::vector<float> y_packed(kMaxActs * y_stride);     // [kMaxActs][y_stride], whole rows
