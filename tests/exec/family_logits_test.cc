@@ -23,6 +23,7 @@
 #include "runtime/exec/greedy.h"
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/graph/load.h"
+#include "ops/kv_cache_type.h"
 #include "tests/exec/exec_test_support.h"
 #include "tests/support/test_data.h"
 
@@ -125,6 +126,44 @@ std::string param_name(const ::testing::TestParamInfo<Param>& info) {
 
 INSTANTIATE_TEST_SUITE_P(Plugins, FamilyLogitsTest, ::testing::ValuesIn(all_params()), param_name);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(FamilyLogitsTest);
+
+// With V cached in f16, as the reference caches it (ARCHS.md 0.3), the f32 models come to the
+// issue's tighter bound: NRMSE <= 1e-4 and the same argmax everywhere. K stays f32 (the
+// reference's K cache is f32). What remains is f32 summation order and V elements next to an
+// f16 rounding midpoint (ARCHS.md measured <= 5e-5 relative RMS for a float64 pass that rounds V;
+// measured here 2.4e-7..6.3e-5 over the plugins).
+class FamilyF16ValueCacheTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(FamilyF16ValueCacheTest, MatchesReferenceToOneInTenThousand) {
+  const std::string& plugin = GetParam();
+  for (const Family& f : kFamilies) {
+    for (const char* seq : {"s1", "s2"}) {
+      const std::string stem = std::string(f.model) + "-f32." + seq;
+      GGUFLOW_REQUIRE_DATA("reference/logits/" + stem + ".json");
+      const test::ReferenceLogits ref = test::read_reference_logits(stem);
+      exec::SessionOptions options;
+      options.n_threads = 1;
+      options.cache_type_v = ops::KvCacheType::kF16;
+      exec::Session session(test::load_default_graph(ref.model), test::kernel_plugin(plugin), options);
+      std::vector<float> got;
+      session.prefill(ref.tokens, &got);
+      ASSERT_EQ(got.size(), ref.logits.size()) << stem;
+      const int64_t n = static_cast<int64_t>(ref.tokens.size());
+      const double e = nrmse(got, ref.logits, ref.n_vocab, 0, n);
+      std::printf("[ measured ] %s %s V f16 nrmse %.3g\n", plugin.c_str(), stem.c_str(), e);
+      EXPECT_LE(e, 1e-4) << stem << " with " << plugin;
+      for (int64_t t = 0; t < n; ++t)
+        EXPECT_EQ(argmax_row(got.data() + t * ref.n_vocab, ref.n_vocab),
+                  argmax_row(ref.logits.data() + t * ref.n_vocab, ref.n_vocab))
+            << stem << " position " << t;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Plugins, FamilyF16ValueCacheTest,
+                         ::testing::ValuesIn(test::usable_kernel_plugin_names()),
+                         [](const auto& info) { return info.param; });
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(FamilyF16ValueCacheTest);
 
 // The reference's greedy continuation of s2 (8 prompt ids, 32 argmax steps decoded one at a
 // time through the KV cache) for every f32 model.
