@@ -26,18 +26,32 @@ std::vector<std::string> split_names(const std::string& names) {
   return out;
 }
 
-// `text` broken into lines of at most `width` characters at spaces.
+// `text` broken into lines of at most `width` characters at spaces. Each of its own lines
+// ('\n') is wrapped alone, so paragraphs and lists keep their breaks; a line that fits is kept
+// as written (aligned columns), and a longer one's leading spaces indent its continuation lines.
 std::string wrap(const std::string& text, size_t width) {
-  std::string out, line;
-  std::stringstream words(text);
-  for (std::string word; words >> word;) {
-    if (!line.empty() && line.size() + 1 + word.size() > width) {
-      out += line + "\n";
-      line.clear();
+  std::string out;
+  std::stringstream lines(text);
+  for (std::string source; std::getline(lines, source);) {
+    if (source.size() <= width) {
+      out += source + "\n";
+      continue;
     }
-    line += (line.empty() ? "" : " ") + word;
+    const std::string indent = source.substr(0, source.find_first_not_of(' ') == std::string::npos
+                                                     ? 0
+                                                     : source.find_first_not_of(' '));
+    std::string line = indent;
+    std::stringstream words(source);
+    for (std::string word; words >> word;) {
+      if (line.size() > indent.size() && line.size() + 1 + word.size() > width) {
+        out += line + "\n";
+        line = indent;
+      }
+      line += (line.size() > indent.size() ? " " : "") + word;
+    }
+    out += line + "\n";
   }
-  return out + line + "\n";
+  return out;
 }
 
 // Help in gguflow's layout: synopsis, description, the positional arguments with their own

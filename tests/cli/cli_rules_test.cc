@@ -321,6 +321,21 @@ TEST(CliOutput, HelpStatesEachDefaultOnce) {
   }
 }
 
+// A description's own line breaks survive the wrapping to 96 columns: lists stay lists (one
+// preset per line, embed's output formats in aligned columns) and no line is over-long.
+TEST(CliOutput, HelpKeepsTheDescriptionsLinesAndWidth) {
+  const Result synth = sh("synth --help");
+  ASSERT_EQ(synth.status, 0);
+  EXPECT_NE(synth.out.find("\n  qwen2.5-0.5b: "), std::string::npos) << synth.out;
+  EXPECT_NE(synth.out.find("\n  bge-small: "), std::string::npos) << synth.out;
+  const Result embed = sh("embed --help");
+  ASSERT_EQ(embed.status, 0);
+  EXPECT_NE(embed.out.find("\n  tsv    i<TAB>v0"), std::string::npos) << embed.out;
+  const std::string description = embed.out.substr(0, embed.out.find("\nOptions:"));
+  std::istringstream lines(description);
+  for (std::string line; std::getline(lines, line);) EXPECT_LE(line.size(), 96u) << line;
+}
+
 // ---- the other findings ----------------------------------------------------------------------
 
 TEST(CliFindings, SynthVocabSetsNVocab) {
