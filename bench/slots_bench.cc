@@ -47,7 +47,7 @@ std::unique_ptr<Session> make_session(int64_t slots) {
   o.n_ctx = kContext;
   o.n_slots = slots;
   auto s = std::make_unique<Session>(g, kernels, o);
-  s->pack_for_decode();  // one layout for every step, as a server runs
+  s->pack_weights();  // one layout for every step, as a server runs
   return s;
 }
 

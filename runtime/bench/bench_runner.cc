@@ -166,6 +166,8 @@ BenchReport run_bench(const BenchConfig& config, const GguflowKernels& kernels,
       options.cache_type_k = config.cache_type_k;
       options.cache_type_v = config.cache_type_v;
       exec::Session session(g, kernels, options);
+      // As `gguflow run` does at load, untimed: pp and tg rows run on the packed layout.
+      session.pack_weights();
       report.kv_cache_bytes = session.kv_cache_bytes();
       report.kv_cache_summary = session.kv_cache_summary();
       if (test.generation) report.arena_bytes = session.arena_bytes();

@@ -8,10 +8,11 @@
 // Packing costs a copy of those weights in fresh memory (for Qwen2.5-0.5B Q4_K_M: 165 MiB,
 // ~0.1-0.2 s on bare metal, ~1.5 s on a VM where first-touch page faults are slow), which
 // prompt-only work (embeddings, scoring a prompt, the first token of a reply) never recovers.
-// So nodes multiply through a slot that holds the row-major view until the session's first
-// decode step calls pack_all(); from then on the slot holds the packed copy. The prompt's
-// logits are therefore those of the row-major kernels; later steps differ from a session that
-// never packs only by float rounding.
+// So nodes multiply through a slot that holds the row-major view until the session packs
+// (Session::pack_weights(): `gguflow run` and `bench` right after load, a server before its
+// first step, otherwise the first decode step); from then on the slot holds the packed copy.
+// On x86 the row-major products of the packed types run on packed panels (kernels_panels.cc),
+// so both give the same bits; elsewhere they differ by float rounding.
 //
 // After packing a weight, the GGUF pages it replaces are dropped from the process (madvise
 // DONTNEED on the read-only mapping: the page cache keeps them and any later reader faults them

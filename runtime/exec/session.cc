@@ -422,14 +422,14 @@ std::span<const float> Session::prefill(std::span<const int32_t> tokens,
 
 std::span<const float> Session::decode(int32_t token) {
   // Decode is where packed weights pay; pack on the first step, on the session's threads.
-  pack_for_decode();
+  pack_weights();
   return prefill(std::span<const int32_t>(&token, 1));
 }
 
-void Session::pack_for_decode() {
-  if (packed_for_decode_) return;
+void Session::pack_weights() {
+  if (weights_packed_) return;
   arena_.execute([&] { packed_.pack_all(); });
-  packed_for_decode_ = true;
+  weights_packed_ = true;
 }
 
 void Session::rewind(int64_t n_past) {

@@ -97,15 +97,17 @@ class Session {
   // its requests together and to prefill a waiting prompt beside them. Each sequence gets the
   // numbers it would get alone (no row's arithmetic depends on its neighbours; the weights'
   // layout, row-major before the first decode() and packed after it, must be the same for the
-  // comparison: pack_for_decode()). Returns per entry the output row of its last token (valid
+  // comparison: pack_weights()). Returns per entry the output row of its last token (valid
   // until the next step). Throws gguflow::Error for a bad slot, an empty entry, a bad id, a
   // slot's context overflow, or more than max_batch() tokens in all.
   std::vector<std::span<const float>> step_slots(std::span<const SlotTokens> inputs);
   void reset_slot(int64_t slot);
   int64_t n_past(int64_t slot) const;
   int64_t n_slots() const { return static_cast<int64_t>(slot_past_.size()); }
-  // Packs the weights the plugin has a packed layout for now (decode() does at its first call).
-  void pack_for_decode();
+  // Packs the weights the plugin has a packed layout for, now: decode() does at its first call;
+  // `gguflow run` and `bench` right after load, so that the prompt runs on the packed layout too
+  // and the first generated token does not wait for the packing. Idempotent.
+  void pack_weights();
 
   // Evaluates independent sequences together in one graph step (a ragged batch: texts embedded
   // at once). Each starts at position 0 and attends only to itself; each gets exactly the
@@ -190,7 +192,7 @@ class Session {
   std::vector<ops::KvCacheView> caches_;   // per graph state
   std::deque<std::vector<float>> widened_;  // small non-F32 weights decoded once
   PackedWeights packed_;             // matmul weight slots; packed copies (plugin layout)
-  bool packed_for_decode_ = false;   // pack_all() ran (at the first decode step)
+  bool weights_packed_ = false;      // pack_all() ran (pack_weights(), or the first decode step)
   std::vector<FeedSlot> feeds_;
   size_t output_offset_ = 0;
   std::vector<BoundNode> nodes_;

@@ -25,7 +25,7 @@ BatchEngine::BatchEngine(exec::Session& session, const Tokenizer& tokenizer, Met
   GGUFLOW_CHECK(session_.max_batch() >= session_.n_slots());
   // Packed weights from the first step on: a request alone and a request in a batch then
   // multiply the same layout (the packed and row-major kernels round differently).
-  session_.pack_for_decode();
+  session_.pack_weights();
   for (int64_t slot = session_.n_slots() - 1; slot >= 0; --slot) free_slots_.push_back(slot);
   thread_ = std::thread([this] { loop(); });
 }

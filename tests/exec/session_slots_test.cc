@@ -37,7 +37,7 @@ std::vector<Logits> alone(const std::shared_ptr<const graph::Graph>& g, const Gg
   o.n_threads = 2;
   o.n_ctx = 64;
   exec::Session s(g, k, o);
-  if (pack_first) s.pack_for_decode();
+  if (pack_first) s.pack_weights();
   std::vector<Logits> out;
   std::span<const float> logits = s.prefill(ids);
   out.emplace_back(logits.begin(), logits.end());
@@ -77,7 +77,7 @@ TEST_P(SessionSlots, SequencesSteppedTogetherMatchEachAlone) {
   std::vector<std::span<const float>> rows = together.step_slots(in);
   std::vector<std::vector<Logits>> got(prompts.size());
   for (size_t i = 0; i < rows.size(); ++i) got[i].emplace_back(rows[i].begin(), rows[i].end());
-  together.pack_for_decode();
+  together.pack_weights();
   std::vector<int32_t> next(prompts.size());
   for (int step = 0; step < kSteps; ++step) {
     in.clear();
