@@ -18,6 +18,7 @@
 #include <cstring>
 
 #include "plugins/kernels/kernels_internal.h"
+#include "plugins/kernels/dot_f32-inl.h"
 
 namespace gguflow::kernels {
 namespace {
@@ -256,11 +257,23 @@ void AxpyBlocksHeld(uint32_t type, const float* a, const void* rows, size_t row_
 
 void KvDotRows(uint32_t kv_type, const float* q, int64_t q_stride, int64_t n_q, const void* rows,
                size_t row_bytes, int64_t n_rows, int64_t offset, int64_t n, float* s, int64_t s_stride) {
+  // F32: four rows per pass of a query (DotF32's bits; f32 is the default cache).
+  constexpr int kF32Rows = 4;
+  const auto f32 = [&](int64_t j) { return reinterpret_cast<const float*>(RowAt(rows, row_bytes, j)) + offset; };
   for (int64_t j0 = 0; j0 < n_rows; j0 += kRowChunk) {
     const int64_t j1 = std::min(n_rows, j0 + kRowChunk);
-    for (int64_t i = 0; i < n_q; ++i)
-      for (int64_t j = j0; j < j1; ++j)
-        s[i * s_stride + j] = KvDot(kv_type, q + i * q_stride, RowAt(rows, row_bytes, j), offset, n);
+    for (int64_t i = 0; i < n_q; ++i) {
+      const float* qi = q + i * q_stride;
+      float* si = s + i * s_stride;
+      int64_t j = j0;
+      if (kv_type == GGML_TYPE_F32) {
+        for (; j + kF32Rows <= j1; j += kF32Rows) {
+          const float* four[kF32Rows] = {f32(j), f32(j + 1), f32(j + 2), f32(j + 3)};
+          DotF32Rows<kF32Rows>(qi, four, n, si + j);
+        }
+      }
+      for (; j < j1; ++j) si[j] = KvDot(kv_type, qi, RowAt(rows, row_bytes, j), offset, n);
+    }
   }
 }
 
