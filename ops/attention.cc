@@ -1,8 +1,10 @@
 #include "ops/attention.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstring>
+#include <utility>
 
 #include "ops/error.h"
 #include "ops/op_binder.h"
@@ -54,59 +56,188 @@ void kv_cache_store(const GguflowKernels& k, const AttentionShape& s, const floa
   }
 }
 
+namespace {
+
+// Query rows of a tile, at most (or one GQA group when the group is larger): each key and
+// value row of the cache is read once per tile instead of once per query. 32 rows of scores
+// over 2,048 keys are 256 KiB, about one core's L2.
+constexpr int64_t kTileQueries = 32;
+
+int64_t tile_tokens(const AttentionShape& s) {
+  return std::max<int64_t>(1, kTileQueries / (s.n_head / s.n_kv_head));
+}
+
+int64_t tile_rows(const AttentionShape& s) { return tile_tokens(s) * (s.n_head / s.n_kv_head); }
+
+// The scoring of attention_heads with its defaults resolved, and the keys a token sees.
+struct Keys {
+  const AttentionScoring& scoring;
+  int64_t seq_len;
+  const int32_t* positions;
+  // Causal: positions first..p, a sliding window keeping the last `window` of them.
+  // Non-causal: the whole sequence 0..seq_len-1.
+  std::pair<int64_t, int64_t> of(int64_t t) const {
+    const int64_t p = positions[t];
+    GGUFLOW_CHECK(0 <= p && p < seq_len);
+    const int64_t last = scoring.causal ? p : seq_len - 1;
+    const int64_t first = scoring.window > 0 ? std::max<int64_t>(0, p - scoring.window + 1) : 0;
+    return {first, last};
+  }
+};
+
+// Calls fn(position, row, count) for the runs of consecutive cache rows that hold positions
+// a..b in order: one run, or two where the ring wraps. Nothing for b < a.
+template <class Fn>
+void for_each_run(const KvCacheView& cache, int64_t a, int64_t b, const Fn& fn) {
+  while (a <= b) {
+    const int64_t row = a % cache.rows;
+    const int64_t count = std::min(b - a + 1, cache.rows - row);
+    fn(a, row, count);
+    a += count;
+  }
+}
+
+// Tokens [t0, t1) x query heads [h0, h1) of one KV head's group, as one block of queries.
+//
+// Every query row gets the bits of attention one query at a time: its scores are the same
+// kv_dot results (kv_dot_rows is bit-identical to them), scaled, capped and normalised by the
+// same calls over the same n_keys floats, and its output is the same kv_axpy sequence in order
+// of the key (kv_axpy_rows, bit-identical; the tile's own keys first, then the keys common to
+// the tile, then its own later keys, so still in order of the key). So the result of a row does
+// not depend on the tile it is in: not on the thread split, nor on how a prompt is cut into
+// steps, nor on decoding (a tile of one query); batch invariance and the reference logits are
+// those of the row-at-a-time code. (An online softmax over key blocks would read the scores
+// once fewer but would change every row's float order.)
+//
+// scratch: scores [tile_rows][max_keys], row r's key at position j at column j - lo (lo the
+// tile's first key), then the queries and outputs of the tile, [tile_rows][head_dim] each.
+void attend_tile(const GguflowKernels& k, const AttentionShape& s, const Keys& keys, float scale,
+                 const float* q, const KvCacheView& cache, int64_t t0, int64_t t1, int64_t h0,
+                 int64_t h1, int64_t max_keys, float* scratch, float* out) {
+  const int64_t hd = s.head_dim, n_h = h1 - h0, n_rows = (t1 - t0) * n_h;
+  const int64_t offset = h0 / (s.n_head / s.n_kv_head) * hd;  // the KV head's first element in a row
+  int64_t lo = INT64_MAX, hi = -1, common_lo = 0, common_hi = INT64_MAX;
+  for (int64_t t = t0; t < t1; ++t) {
+    const auto [first, last] = keys.of(t);
+    GGUFLOW_CHECK(last + 1 - first <= cache.rows);  // every visible key still in the ring
+    lo = std::min(lo, first);
+    hi = std::max(hi, last);
+    common_lo = std::max(common_lo, first);
+    common_hi = std::min(common_hi, last);
+  }
+  GGUFLOW_CHECK(hi + 1 - lo <= max_keys);
+  float* scores = scratch;
+  float* qt = scratch + tile_rows(s) * max_keys;  // [n_rows][hd]
+  float* yt = qt + tile_rows(s) * hd;             // [n_rows][hd]
+  for (int64_t r = 0; r < n_rows; ++r) {
+    const int64_t t = t0 + r / n_h, h = h0 + r % n_h;
+    std::memcpy(qt + r * hd, q + t * s.q_row() + h * hd, sizeof(float) * hd);
+  }
+  std::memset(yt, 0, sizeof(float) * n_rows * hd);
+  const uint32_t k_type = kv_cache_ggml_type(cache.k_type), v_type = kv_cache_ggml_type(cache.v_type);
+  // Rows [r, r + n) of the tile against the keys at positions a..b.
+  const auto dots = [&](int64_t r, int64_t n, int64_t a, int64_t b) {
+    for_each_run(cache, a, b, [&](int64_t p, int64_t row, int64_t count) {
+      k.kv_dot_rows(k_type, qt + r * hd, hd, n, cache.k_row(row), cache.k_row_bytes, count, offset, hd,
+                    scores + r * max_keys + (p - lo), max_keys);
+    });
+  };
+  const auto axpys = [&](int64_t r, int64_t n, int64_t a, int64_t b) {
+    for_each_run(cache, a, b, [&](int64_t p, int64_t row, int64_t count) {
+      k.kv_axpy_rows(v_type, scores + r * max_keys + (p - lo), max_keys, n, cache.v_row(row), cache.v_row_bytes,
+                     count, offset, yt + r * hd, hd, hd);
+    });
+  };
+  // Keys common to every row of the tile (none when windows do not overlap) in one pass; each
+  // row's others on their own.
+  const bool common = common_lo <= common_hi;
+  const auto own_before = [&](int64_t r) {
+    const auto [first, last] = keys.of(t0 + r / n_h);
+    return std::pair{first, common ? common_lo - 1 : last};
+  };
+  const auto own_after = [&](int64_t r) {
+    const auto [first, last] = keys.of(t0 + r / n_h);
+    return std::pair{common ? common_hi + 1 : last + 1, last};
+  };
+  for (int64_t r = 0; r < n_rows; ++r) {
+    const auto [a, b] = own_before(r);
+    const auto [c, d] = own_after(r);
+    dots(r, 1, a, b);
+    dots(r, 1, c, d);
+  }
+  if (common) dots(0, n_rows, common_lo, common_hi);
+  const float cap = keys.scoring.softcap;
+  for (int64_t r = 0; r < n_rows; ++r) {
+    const auto [first, last] = keys.of(t0 + r / n_h);
+    float* row = scores + r * max_keys + (first - lo);
+    const int64_t n_keys = last + 1 - first;
+    k.scale_f32(scale, row, n_keys);
+    if (cap > 0)
+      for (int64_t j = 0; j < n_keys; ++j) row[j] = cap * std::tanh(row[j] / cap);
+    k.softmax_f32(row, n_keys);
+  }
+  for (int64_t r = 0; r < n_rows; ++r) {
+    const auto [a, b] = own_before(r);
+    axpys(r, 1, a, b);
+  }
+  if (common) axpys(0, n_rows, common_lo, common_hi);
+  for (int64_t r = 0; r < n_rows; ++r) {
+    const auto [c, d] = own_after(r);
+    axpys(r, 1, c, d);
+  }
+  for (int64_t r = 0; r < n_rows; ++r) {
+    const int64_t t = t0 + r / n_h, h = h0 + r % n_h;
+    std::memcpy(out + t * s.q_row() + h * hd, yt + r * hd, sizeof(float) * hd);
+  }
+}
+
+}  // namespace
+
+int64_t attention_scratch_floats(const AttentionShape& s, int64_t max_keys) {
+  return tile_rows(s) * (max_keys + 2 * s.head_dim);
+}
+
+int64_t attention_tile_tasks(const AttentionShape& s) { return tile_tokens(s) * s.n_head; }
+
 void attention_heads(const GguflowKernels& k, const AttentionShape& s,
                      const AttentionScoring& scoring, const float* q, const int32_t* positions,
                      int64_t seq_len, const KvCacheView& cache, int64_t task_begin,
-                     int64_t task_end, float* scores, float* out) {
+                     int64_t task_end, int64_t max_keys, float* scratch, float* out) {
   GGUFLOW_CHECK(s.n_kv_head > 0 && s.n_head % s.n_kv_head == 0);
   GGUFLOW_CHECK(scoring.window >= 0 && scoring.softcap >= 0);
   GGUFLOW_CHECK(scoring.causal || scoring.window == 0);
   const int64_t group = s.n_head / s.n_kv_head;
-  const int64_t hd = s.head_dim;
   const float scale =
-      scoring.scale != 0 ? scoring.scale : 1.0f / std::sqrt(static_cast<float>(hd));
-  const float cap = scoring.softcap;
-  for (int64_t task = task_begin; task < task_end; ++task) {
-    const int64_t t = task / s.n_head;
-    const int64_t h = task % s.n_head;
-    const int64_t kvh = h / group;
-    const int64_t p = positions[t];
-    GGUFLOW_CHECK(0 <= p && p < seq_len);
-    // Causal: positions 0..p; a sliding window keeps the last `window` of them. Non-causal:
-    // the whole sequence 0..seq_len-1.
-    const int64_t last = scoring.causal ? p : seq_len - 1;
-    const int64_t first = scoring.window > 0 ? std::max<int64_t>(0, p - scoring.window + 1) : 0;
-    const int64_t n_keys = last + 1 - first;
-    GGUFLOW_CHECK(n_keys <= cache.rows);
-    // Visible keys are rows first % rows, ... in order, wrapping once at the end of the ring:
-    // key j is row (start + j) % rows.
-    const int64_t start = first % cache.rows;
-    const auto row_of = [&](int64_t j) {
-      const int64_t r = start + j;
-      return r < cache.rows ? r : r - cache.rows;
-    };
-    const int64_t offset = kvh * hd;  // the head's first element in a row
-    const float* qh = q + t * s.q_row() + h * hd;
-    if (cache.k_type == KvCacheType::kF32) {
-      const float* kf = cache.k_f32();
-      for (int64_t j = 0; j < n_keys; ++j) scores[j] = k.dot_f32(qh, kf + row_of(j) * s.kv_row() + offset, hd);
-    } else {
-      const uint32_t type = kv_cache_ggml_type(cache.k_type);
-      for (int64_t j = 0; j < n_keys; ++j) scores[j] = k.kv_dot(type, qh, cache.k_row(row_of(j)), offset, hd);
+      scoring.scale != 0 ? scoring.scale : 1.0f / std::sqrt(static_cast<float>(s.head_dim));
+  const Keys keys{scoring, seq_len, positions};
+  // Heads [h0, h1) of token t, one tile per KV head they touch.
+  const auto token_heads = [&](int64_t t, int64_t h0, int64_t h1) {
+    for (int64_t h = h0; h < h1;) {
+      const int64_t end = std::min(h1, (h / group + 1) * group);
+      attend_tile(k, s, keys, scale, q, cache, t, t + 1, h, end, max_keys, scratch, out);
+      h = end;
     }
-    k.scale_f32(scale, scores, n_keys);
-    if (cap > 0)
-      for (int64_t j = 0; j < n_keys; ++j) scores[j] = cap * std::tanh(scores[j] / cap);
-    k.softmax_f32(scores, n_keys);
-    float* oh = out + t * s.q_row() + h * hd;
-    std::memset(oh, 0, sizeof(float) * hd);
-    if (cache.v_type == KvCacheType::kF32) {
-      const float* vf = cache.v_f32();
-      for (int64_t j = 0; j < n_keys; ++j) k.axpy_f32(scores[j], vf + row_of(j) * s.kv_row() + offset, oh, hd);
-    } else {
-      const uint32_t type = kv_cache_ggml_type(cache.v_type);
-      for (int64_t j = 0; j < n_keys; ++j) k.kv_axpy(type, scores[j], cache.v_row(row_of(j)), offset, oh, hd);
+  };
+  for (int64_t task = task_begin; task < task_end;) {
+    const int64_t t = task / s.n_head, h = task % s.n_head;
+    if (h != 0 || task_end - task < s.n_head) {  // a token the range holds only some heads of
+      const int64_t end = std::min(task_end, (t + 1) * s.n_head);
+      token_heads(t, h, end - t * s.n_head);
+      task = end;
+      continue;
     }
+    // Whole tokens t..t1-1, as many as a tile holds whose keys fit the scratch row.
+    int64_t t1 = t + 1, lo = keys.of(t).first, hi = keys.of(t).second;
+    while (t1 < task_end / s.n_head && t1 - t < tile_tokens(s)) {
+      const auto [first, last] = keys.of(t1);
+      if (std::max(hi, last) + 1 - std::min(lo, first) > max_keys) break;
+      lo = std::min(lo, first);
+      hi = std::max(hi, last);
+      ++t1;
+    }
+    for (int64_t h0 = 0; h0 < s.n_head; h0 += group)
+      attend_tile(k, s, keys, scale, q, cache, t, t1, h0, h0 + group, max_keys, scratch, out);
+    task = t1 * s.n_head;
   }
 }
 

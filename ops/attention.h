@@ -1,6 +1,7 @@
 // attention: causal (or, for encoders, bidirectional) grouped-query self-attention over a
 // per-layer KV cache whose rows are f32, or f16 / q8_0 / q4_0 read in place by the kernel table
-// (kv_dot for q . k, kv_axpy for the weighted sum of values; one block decoded at a time).
+// (kv_dot for q . k, kv_axpy for the weighted sum of values, in blocks of queries:
+// kv_dot_rows, kv_axpy_rows; one block decoded at a time).
 //
 // Query head h reads KV head h / (n_head / n_kv_head). A token at position p attends to the
 // keys of positions 0..p, or with a sliding window W to positions max(0, p - W + 1)..p (key j is
@@ -72,15 +73,25 @@ void kv_cache_store(const GguflowKernels& k, const AttentionShape& s, const floa
                     const int32_t* positions, int64_t n_tokens, const KvCacheView& cache);
 
 // Computes heads [task_begin, task_end) of the flattened (token, head) index
-// task = t * n_head + h. q: [n_tokens][q_row]; out: [n_tokens][q_row];
-// scores: scratch of min(cache.rows, seq_len) floats, private to the calling thread. seq_len is
-// the sequence's length once this step is stored (its last position + 1): the keys a
-// non-causal query sees; every position is below it. A query's visible keys must all still be
-// in the ring: p - first < cache.rows.
+// task = t * n_head + h, in blocks of queries (a few whole tokens x one KV head's group, see
+// attention.cc) that read each cache row once per block; every row's result has the bits of
+// the row computed alone. q: [n_tokens][q_row]; out: [n_tokens][q_row]; scratch:
+// attention_scratch_floats(s, max_keys) floats private to the calling thread, where max_keys
+// >= min(cache.rows, seq_len) bounds the keys a query sees. seq_len is the sequence's length
+// once this step is stored (its last position + 1): the keys a non-causal query sees; every
+// position is below it. A query's visible keys must all still be in the ring:
+// p - first < cache.rows.
 void attention_heads(const GguflowKernels& k, const AttentionShape& s,
                      const AttentionScoring& scoring, const float* q, const int32_t* positions,
                      int64_t seq_len, const KvCacheView& cache, int64_t task_begin,
-                     int64_t task_end, float* scores, float* out);
+                     int64_t task_end, int64_t max_keys, float* scratch, float* out);
+
+// Scratch floats of one attention_heads call: a block's scores over up to max_keys keys, its
+// queries and outputs.
+int64_t attention_scratch_floats(const AttentionShape& s, int64_t max_keys);
+
+// Tasks of one block of whole tokens: the least a thread's share of a prompt should hold.
+int64_t attention_tile_tasks(const AttentionShape& s);
 
 // The sequence's length once a step at `positions` is stored: the largest position + 1.
 int64_t sequence_length(const int32_t* positions, int64_t n_tokens);

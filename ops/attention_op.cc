@@ -101,9 +101,10 @@ BoundOp bind_attention(Binder& b) {
   const int64_t n_ctx = b.n_ctx();
   const GguflowKernels& k = b.kernels();
   const Parallel& par = b.parallel();
-  // Scores of one (token, head) task: n_ctx floats per thread.
-  return {{sizeof(float) * static_cast<size_t>(n_ctx * b.max_threads())},
-          [&k, &par, shape, scoring, cache, n_ctx](const StepView& s, const NodeIo& io) {
+  // A block of queries' scores over up to n_ctx keys, its queries and outputs, per thread.
+  const int64_t scratch_floats = attention_scratch_floats(shape, n_ctx);
+  return {{sizeof(float) * static_cast<size_t>(scratch_floats * b.max_threads())},
+          [&k, &par, shape, scoring, cache, n_ctx, scratch_floats](const StepView& s, const NodeIo& io) {
             const int32_t* pos = at<const int32_t>(s, io.inputs[kAttnPositions]);
             const float* k_new = at<const float>(s, io.inputs[kAttnK]);
             const float* v_new = at<const float>(s, io.inputs[kAttnV]);
@@ -119,14 +120,17 @@ BoundOp bind_attention(Binder& b) {
             // A sequence without a length (a test's one sequence) is as long as its positions say.
             const int64_t whole_length = sequence_length(pos, s.n_tokens);
             // Tasks are (token, head) pairs of the whole step; each reads its own sequence's
-            // region, the same keys in the same order as when that sequence runs alone.
-            parallel_rows(par, s.n_tokens * shape.n_head, 1, [&](int64_t t0, int64_t t1) {
-              float* thread_scores = scores + par.thread_index() * n_ctx;
+            // region, the same keys in the same order as when that sequence runs alone. A
+            // prompt's shares hold whole blocks of queries (decode steps: single heads).
+            const int64_t n_tasks = s.n_tokens * shape.n_head;
+            const int64_t min_share = s.n_tokens > s.n_sequences ? attention_tile_tasks(shape) : 1;
+            parallel_rows(par, n_tasks, grain_for(par, n_tasks, min_share), [&](int64_t t0, int64_t t1) {
+              float* thread_scores = scores + par.thread_index() * scratch_floats;
               for (int64_t task = t0; task < t1;) {
                 const StepSequence& seq = s.sequence_of(task / shape.n_head);
                 const int64_t end = std::min(t1, seq.end * shape.n_head);
                 attention_heads(k, shape, scoring, q, pos, seq.length > 0 ? seq.length : whole_length,
-                                sequence_cache(cache, seq), task, end, thread_scores, out);
+                                sequence_cache(cache, seq), task, end, n_ctx, thread_scores, out);
                 task = end;
               }
             });

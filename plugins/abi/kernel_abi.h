@@ -31,7 +31,8 @@ extern "C" {
  * dequantize_row_packed. */
 /* 3: gelu_tanh_f32. */
 /* 4: KV cache rows stored as F16, Q8_0 or Q4_0: kv_store_row, kv_dot, kv_axpy. */
-#define GGUFLOW_KERNEL_ABI_VERSION 4u
+/* 5: blocked prompt attention: kv_dot_rows, kv_axpy_rows. */
+#define GGUFLOW_KERNEL_ABI_VERSION 5u
 
 /* Name of the exported entry point. */
 #define GGUFLOW_KERNELS_ENTRY "gguflow_kernels_get"
@@ -132,6 +133,23 @@ typedef struct GguflowKernels {
   void (*kv_store_row)(uint32_t kv_type, const float* x, void* dst, int64_t width);
   float (*kv_dot)(uint32_t kv_type, const float* q, const void* row, int64_t offset, int64_t n);
   void (*kv_axpy)(uint32_t kv_type, float a, const void* row, int64_t offset, float* y, int64_t n);
+
+  /* ABI 5. Blocked attention: n_q queries of one KV head against a run of n_rows cache rows
+   * (row j at (const char*)rows + j * row_bytes, its elements [offset, offset + n) in kv_type,
+   * F32 included), so a prompt reads each row once per block of queries, not once per query.
+   *  - kv_dot_rows: s[i * s_stride + j] = kv_dot(kv_type, q + i * q_stride, row j, offset, n)
+   *    for i in [0, n_q), j in [0, n_rows).
+   *  - kv_axpy_rows: for each i in [0, n_q): n_rows calls kv_axpy(kv_type,
+   *    a[i * a_stride + j], row j, offset, y + i * y_stride, n) for j = 0, 1, ... in order.
+   * Bit-identical to those kv_dot / kv_axpy calls (every result goes through the same
+   * operations in the same order; only the loops around them differ), so attention gives the
+   * same bits however its queries are blocked: a prompt in one step, in chunks, or decoded. */
+  void (*kv_dot_rows)(uint32_t kv_type, const float* q, int64_t q_stride, int64_t n_q,
+                      const void* rows, size_t row_bytes, int64_t n_rows, int64_t offset,
+                      int64_t n, float* s, int64_t s_stride);
+  void (*kv_axpy_rows)(uint32_t kv_type, const float* a, int64_t a_stride, int64_t n_q,
+                       const void* rows, size_t row_bytes, int64_t n_rows, int64_t offset,
+                       float* y, int64_t y_stride, int64_t n);
 } GguflowKernels;
 
 typedef const GguflowKernels* (*GguflowKernelsGetFn)(void);

@@ -115,6 +115,8 @@ GguflowKernels MakeTable() {
   t.kv_store_row = KvStoreRow;
   t.kv_dot = KvDot;
   t.kv_axpy = KvAxpy;
+  t.kv_dot_rows = KvDotRows;
+  t.kv_axpy_rows = KvAxpyRows;
   return t;
 }
 

@@ -6,6 +6,7 @@
 #include <hwy/contrib/math/math-inl.h>
 
 #include "plugins/kernels/kernels_internal.h"
+#include "plugins/kernels/dot_f32-inl.h"
 
 namespace gguflow::kernels {
 namespace {
@@ -18,12 +19,8 @@ inline int64_t Lanes() { return static_cast<int64_t>(hn::Lanes(DF())); }
 }  // namespace
 
 float DotF32(const float* a, const float* b, int64_t n) {
-  const DF df;
-  auto acc = hn::Zero(df);
-  int64_t i = 0;
-  for (; i + Lanes() <= n; i += Lanes()) acc = hn::MulAdd(hn::LoadU(df, a + i), hn::LoadU(df, b + i), acc);
-  float sum = hn::GetLane(hn::SumOfLanes(df, acc));
-  for (; i < n; ++i) sum += a[i] * b[i];
+  float sum;
+  DotF32Rows<1>(a, &b, n, &sum);
   return sum;
 }
 

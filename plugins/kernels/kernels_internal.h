@@ -307,5 +307,9 @@ void GeluTanhF32(const float* x, float* y, int64_t n);
 void KvStoreRow(uint32_t kv_type, const float* x, void* dst, int64_t width);
 float KvDot(uint32_t kv_type, const float* q, const void* row, int64_t offset, int64_t n);
 void KvAxpy(uint32_t kv_type, float a, const void* row, int64_t offset, float* y, int64_t n);
+void KvDotRows(uint32_t kv_type, const float* q, int64_t q_stride, int64_t n_q, const void* rows,
+               size_t row_bytes, int64_t n_rows, int64_t offset, int64_t n, float* s, int64_t s_stride);
+void KvAxpyRows(uint32_t kv_type, const float* a, int64_t a_stride, int64_t n_q, const void* rows,
+                size_t row_bytes, int64_t n_rows, int64_t offset, float* y, int64_t y_stride, int64_t n);
 
 }  // namespace gguflow::kernels

@@ -8,10 +8,17 @@
 // with q (or scaled by a * d and added to y), and the block's sum is scaled by its d. A head
 // narrower than a block, or one that starts inside a block (stories260K: head_dim 8), decodes
 // one block at a time into 32 floats and uses the overlap. Nothing is allocated.
+//
+// The `_rows` entries (ABI 5) do the same per (query, row) pair for a block of queries over a
+// run of rows: rows are taken kRowChunk at a time so that every query of the block passes over
+// them while they are in L1, and kv_axpy_rows keeps a query's output in registers across the
+// rows instead of loading and storing it once per row (the store-to-load chain that made
+// axpy a sixth of a long prompt's time).
 #include <cmath>
 #include <cstring>
 
 #include "plugins/kernels/kernels_internal.h"
+#include "plugins/kernels/dot_f32-inl.h"
 
 namespace gguflow::kernels {
 namespace {
@@ -178,6 +185,125 @@ void KvAxpy(uint32_t kv_type, float a, const void* row, int64_t offset, float* y
     case GGML_TYPE_F32: return AxpyF32(a, static_cast<const float*>(row) + offset, y, n);
     case GGML_TYPE_F16: return AxpyF16(a, static_cast<const gguflow_fp16_t*>(row) + offset, y, n);
     default: return AxpyBlocks(kv_type, a, row, offset, y, n);
+  }
+}
+
+namespace {
+
+// Rows that every query of a block passes over while they are in L1 (a 64-element f32 head:
+// 16 KiB of keys).
+constexpr int64_t kRowChunk = 64;
+
+const std::byte* RowAt(const void* rows, size_t row_bytes, int64_t j) {
+  return static_cast<const std::byte*>(rows) + static_cast<size_t>(j) * row_bytes;
+}
+
+// y[0, n) += a[j] * x_j for j in [0, n_rows), in order of j, y held in registers across the
+// rows: load(j, e) is the f32 vector of row j's elements e.., at(j, e) one element. Element by
+// element the operations of AxpyF32 / AxpyF16: MulAdd over the vectors of [0, n - n % lanes),
+// a scalar multiply and add over the tail.
+template <class Load, class At>
+void AxpyRowsHeld(const float* a, int64_t n_rows, float* y, int64_t n, const Load& load, const At& at) {
+  const DF df;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
+  int64_t e = 0;
+  for (; e + 4 * lanes <= n; e += 4 * lanes) {
+    auto y0 = hn::LoadU(df, y + e), y1 = hn::LoadU(df, y + e + lanes);
+    auto y2 = hn::LoadU(df, y + e + 2 * lanes), y3 = hn::LoadU(df, y + e + 3 * lanes);
+    for (int64_t j = 0; j < n_rows; ++j) {
+      const auto va = hn::Set(df, a[j]);
+      y0 = hn::MulAdd(va, load(j, e), y0);
+      y1 = hn::MulAdd(va, load(j, e + lanes), y1);
+      y2 = hn::MulAdd(va, load(j, e + 2 * lanes), y2);
+      y3 = hn::MulAdd(va, load(j, e + 3 * lanes), y3);
+    }
+    hn::StoreU(y0, df, y + e);
+    hn::StoreU(y1, df, y + e + lanes);
+    hn::StoreU(y2, df, y + e + 2 * lanes);
+    hn::StoreU(y3, df, y + e + 3 * lanes);
+  }
+  for (; e + lanes <= n; e += lanes) {
+    auto y0 = hn::LoadU(df, y + e);
+    for (int64_t j = 0; j < n_rows; ++j) y0 = hn::MulAdd(hn::Set(df, a[j]), load(j, e), y0);
+    hn::StoreU(y0, df, y + e);
+  }
+  for (; e < n; ++e) {
+    float v = y[e];
+    for (int64_t j = 0; j < n_rows; ++j) v += a[j] * at(j, e);
+    y[e] = v;
+  }
+}
+
+// AxpyBlocks' fast path (a head of whole blocks) over n_rows rows, one block of y held in
+// registers across the rows: per row and block the same a * d and MulAdd per vector.
+void AxpyBlocksHeld(uint32_t type, const float* a, const void* rows, size_t row_bytes, int64_t n_rows,
+                    int64_t offset, float* y, int64_t n) {
+  const DF df;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
+  hn::Vec<DF> acc[kBlock / hn::MaxLanes(DF())];
+  for (int64_t b = offset / kBlock; b < (offset + n) / kBlock; ++b) {
+    float* yb = y + b * kBlock - offset;
+    for (int64_t e = 0; e < kBlock; e += lanes) acc[e / lanes] = hn::LoadU(df, yb + e);
+    for (int64_t j = 0; j < n_rows; ++j) {
+      const std::byte* row = RowAt(rows, row_bytes, j);
+      const auto ad = hn::Set(df, a[j] * BlockScale(type, row, b));
+      ForEachBlockVector(type, row, b, [&](int64_t e, auto v) { acc[e / lanes] = hn::MulAdd(ad, v, acc[e / lanes]); });
+    }
+    for (int64_t e = 0; e < kBlock; e += lanes) hn::StoreU(acc[e / lanes], df, yb + e);
+  }
+}
+
+}  // namespace
+
+void KvDotRows(uint32_t kv_type, const float* q, int64_t q_stride, int64_t n_q, const void* rows,
+               size_t row_bytes, int64_t n_rows, int64_t offset, int64_t n, float* s, int64_t s_stride) {
+  // F32: four rows per pass of a query (DotF32's bits; f32 is the default cache).
+  constexpr int kF32Rows = 4;
+  const auto f32 = [&](int64_t j) { return reinterpret_cast<const float*>(RowAt(rows, row_bytes, j)) + offset; };
+  for (int64_t j0 = 0; j0 < n_rows; j0 += kRowChunk) {
+    const int64_t j1 = std::min(n_rows, j0 + kRowChunk);
+    for (int64_t i = 0; i < n_q; ++i) {
+      const float* qi = q + i * q_stride;
+      float* si = s + i * s_stride;
+      int64_t j = j0;
+      if (kv_type == GGML_TYPE_F32) {
+        for (; j + kF32Rows <= j1; j += kF32Rows) {
+          const float* four[kF32Rows] = {f32(j), f32(j + 1), f32(j + 2), f32(j + 3)};
+          DotF32Rows<kF32Rows>(qi, four, n, si + j);
+        }
+      }
+      for (; j < j1; ++j) si[j] = KvDot(kv_type, qi, RowAt(rows, row_bytes, j), offset, n);
+    }
+  }
+}
+
+void KvAxpyRows(uint32_t kv_type, const float* a, int64_t a_stride, int64_t n_q, const void* rows,
+                size_t row_bytes, int64_t n_rows, int64_t offset, float* y, int64_t y_stride, int64_t n) {
+  const DF df;
+  const hn::Rebind<hwy::float16_t, DF> dh;
+  for (int64_t j0 = 0; j0 < n_rows; j0 += kRowChunk) {
+    const int64_t m = std::min(n_rows - j0, kRowChunk);
+    const std::byte* chunk = RowAt(rows, row_bytes, j0);
+    const auto f32 = [&](int64_t j) { return reinterpret_cast<const float*>(RowAt(chunk, row_bytes, j)) + offset; };
+    const auto f16 = [&](int64_t j) { return reinterpret_cast<const gguflow_fp16_t*>(RowAt(chunk, row_bytes, j)) + offset; };
+    for (int64_t i = 0; i < n_q; ++i) {
+      const float* ai = a + i * a_stride + j0;
+      float* yi = y + i * y_stride;
+      if (kv_type == GGML_TYPE_F32) {
+        AxpyRowsHeld(ai, m, yi, n, [&](int64_t j, int64_t e) { return hn::LoadU(df, f32(j) + e); },
+                     [&](int64_t j, int64_t e) { return f32(j)[e]; });
+      } else if (kv_type == GGML_TYPE_F16) {
+        AxpyRowsHeld(ai, m, yi, n,
+                     [&](int64_t j, int64_t e) {
+                       return hn::PromoteTo(df, hn::LoadU(dh, reinterpret_cast<const hwy::float16_t*>(f16(j) + e)));
+                     },
+                     [&](int64_t j, int64_t e) { return HalfToFloat(f16(j)[e]); });
+      } else if (offset % kBlock == 0 && n % kBlock == 0) {
+        AxpyBlocksHeld(kv_type, ai, chunk, row_bytes, m, offset, yi, n);
+      } else {
+        for (int64_t j = 0; j < m; ++j) AxpyBlocks(kv_type, ai[j], RowAt(chunk, row_bytes, j), offset, yi, n);
+      }
+    }
   }
 }
 

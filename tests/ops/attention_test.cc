@@ -58,19 +58,19 @@ std::vector<float> run_attention(const ops::AttentionShape& s, const ops::Attent
   std::vector<int32_t> pos(n_tokens);
   for (int64_t t = 0; t < n_tokens; ++t) pos[t] = static_cast<int32_t>(t);
   const auto& k = test::scalar_f32_test_kernels();
-  std::vector<float> out(n_tokens * s.q_row()), scores(n_ctx);
+  std::vector<float> out(n_tokens * s.q_row()), scores(ops::attention_scratch_floats(s, n_ctx));
   ops::kv_cache_store(k, s, kk.data(), v.data(), pos.data(), prefill, cache);
   ops::attention_heads(k, s, scoring, q.data(), pos.data(), prefill, cache, 0,
-                       prefill * s.n_head, scores.data(), out.data());
+                       prefill * s.n_head, n_ctx, scores.data(), out.data());
   for (int64_t t = prefill; t < n_tokens; ++t) {
     ops::kv_cache_store(k, s, kk.data() + t * s.kv_row(), v.data() + t * s.kv_row(), &pos[t], 1,
                         cache);
     const float* qt = q.data() + t * s.q_row();
     float* ot = out.data() + t * s.q_row();
     ops::attention_heads(k, s, scoring, qt, &pos[t], t + 1, cache, 0, s.n_head / 2,
-                         scores.data(), ot);
+                         n_ctx, scores.data(), ot);
     ops::attention_heads(k, s, scoring, qt, &pos[t], t + 1, cache, s.n_head / 2, s.n_head,
-                         scores.data(), ot);
+                         n_ctx, scores.data(), ot);
   }
   return out;
 }

@@ -77,6 +77,22 @@ void gelu_tanh(const float* x, float* y, int64_t n) {
   }
 }
 
+// The blocked attention entries over f32 rows (kv_type F32 only), through dot and axpy.
+void kv_dot_rows(uint32_t, const float* q, int64_t q_stride, int64_t n_q, const void* rows, size_t row_bytes,
+                 int64_t n_rows, int64_t offset, int64_t n, float* s, int64_t s_stride) {
+  for (int64_t i = 0; i < n_q; ++i)
+    for (int64_t j = 0; j < n_rows; ++j)
+      s[i * s_stride + j] =
+          dot(q + i * q_stride, reinterpret_cast<const float*>(static_cast<const char*>(rows) + j * row_bytes) + offset, n);
+}
+void kv_axpy_rows(uint32_t, const float* a, int64_t a_stride, int64_t n_q, const void* rows, size_t row_bytes,
+                  int64_t n_rows, int64_t offset, float* y, int64_t y_stride, int64_t n) {
+  for (int64_t i = 0; i < n_q; ++i)
+    for (int64_t j = 0; j < n_rows; ++j)
+      axpy(a[i * a_stride + j], reinterpret_cast<const float*>(static_cast<const char*>(rows) + j * row_bytes) + offset,
+           y + i * y_stride, n);
+}
+
 GguflowKernels make_table() {
   GguflowKernels k{};
   k.abi_version = GGUFLOW_KERNEL_ABI_VERSION;
@@ -98,6 +114,8 @@ GguflowKernels make_table() {
   k.rope_f32 = rope;
   k.silu_mul_f32 = silu_mul;
   k.gelu_tanh_f32 = gelu_tanh;
+  k.kv_dot_rows = kv_dot_rows;
+  k.kv_axpy_rows = kv_axpy_rows;
   return k;
 }
 

@@ -113,6 +113,62 @@ TEST_P(KvCacheRows, DotAndAxpyReadStoredRows) {
   }
 }
 
+// kv_dot_rows / kv_axpy_rows (ABI 5) over a run of rows for a block of queries: the bits of
+// the one-row kv_dot / kv_axpy calls of the same plugin (kv_axpy in order of the row), and the
+// scalar plugin's results to float rounding; for heads on block boundaries and inside a block,
+// f32 / f16 heads whose width leaves a tail after the vectors (20), rows a little further
+// apart than their bytes, and runs longer than the kernels' 64-row chunk.
+TEST_P(KvCacheRows, RowsEntriesAreTheOneRowCallsBitForBit) {
+  const GguflowKernels& k = plugin_table(GetParam());
+  const GguflowKernels& scalar = plugin_table("scalar");
+  struct Geometry {
+    int64_t width, head_dim;
+  };
+  const Geometry block_geometries[] = {{32, 8}, {128, 64}, {480, 96}};
+  const Geometry float_geometries[] = {{32, 8}, {128, 64}, {60, 20}};
+  constexpr int64_t kRows = 150, kQueries = 5;
+  uint32_t seed = 500;
+  for (uint32_t type : kKvTypes) {
+    const bool blocks = type == GGML_TYPE_Q8_0 || type == GGML_TYPE_Q4_0;
+    for (const Geometry& g : blocks ? block_geometries : float_geometries) {
+      const size_t stride = row_bytes(type, g.width) + 8;  // rows 8 bytes apart beyond their blocks
+      std::vector<char> rows(stride * kRows);
+      for (int64_t j = 0; j < kRows; ++j)
+        k.kv_store_row(type, random_floats(g.width, seed++).data(), rows.data() + j * stride, g.width);
+      const std::vector<float> q = random_floats(kQueries * g.head_dim, seed++);
+      std::vector<float> a = random_floats(kQueries * kRows, seed++);
+      for (float& w : a) w = std::fabs(w) / kRows;  // weights as a softmax leaves them
+      for (int64_t offset = 0; offset < g.width; offset += g.head_dim) {
+        const std::string where = std::string(ggml_type_info(type)->name) + " width " +
+                                  std::to_string(g.width) + " head at " + std::to_string(offset);
+        std::vector<float> s(kQueries * kRows), s_scalar(s.size());
+        k.kv_dot_rows(type, q.data(), g.head_dim, kQueries, rows.data(), stride, kRows, offset, g.head_dim, s.data(), kRows);
+        scalar.kv_dot_rows(type, q.data(), g.head_dim, kQueries, rows.data(), stride, kRows, offset, g.head_dim,
+                           s_scalar.data(), kRows);
+        std::vector<float> y(q), y_scalar(q), y_calls(q);
+        k.kv_axpy_rows(type, a.data(), kRows, kQueries, rows.data(), stride, kRows, offset, y.data(), g.head_dim, g.head_dim);
+        scalar.kv_axpy_rows(type, a.data(), kRows, kQueries, rows.data(), stride, kRows, offset, y_scalar.data(),
+                            g.head_dim, g.head_dim);
+        for (int64_t i = 0; i < kQueries; ++i) {
+          const float* qi = q.data() + i * g.head_dim;
+          for (int64_t j = 0; j < kRows; ++j) {
+            const float one = k.kv_dot(type, qi, rows.data() + j * stride, offset, g.head_dim);
+            ASSERT_EQ(s[i * kRows + j], one) << where << " query " << i << " row " << j;
+            double magnitude = 0;
+            for (int64_t e = 0; e < g.head_dim; ++e) magnitude += std::fabs(qi[e]) * 8.0;  // |k| < 8 here
+            EXPECT_NEAR(s[i * kRows + j], s_scalar[i * kRows + j], 2e-6 * g.head_dim * magnitude) << where;
+            k.kv_axpy(type, a[i * kRows + j], rows.data() + j * stride, offset, y_calls.data() + i * g.head_dim, g.head_dim);
+          }
+        }
+        for (size_t e = 0; e < y.size(); ++e) {
+          ASSERT_EQ(y[e], y_calls[e]) << where << " output element " << e;
+          EXPECT_NEAR(y[e], y_scalar[e], 1e-5 * (std::fabs(q[e]) + 8.0)) << where << " output element " << e;
+        }
+      }
+    }
+  }
+}
+
 // The stored values are close to the input: the formats' own error (a guard against a
 // kernel that stores zeros and reads zeros back consistently).
 TEST_P(KvCacheRows, StoredRowsKeepTheValues) {
