@@ -70,7 +70,6 @@ void kv_project_heads(const GguflowKernels& k, const AttentionShape& s, const Lo
   float* q_reduced = scratch + cache.rows;  // [kb.rank]: P_gᵀ q_h
   float* mixed = q_reduced + kb.rank;        // [vb.rank]: Σ_t a_t c_t
   const float* k_cache = cache.k_f32();      // [rows][kb.rank] coordinates
-  const float* v_cache = cache.v_f32();      // [rows][vb.rank]
   for (int64_t task = task_begin; task < task_end; ++task) {
     const int64_t t = task / s.n_head;
     const int64_t h = task % s.n_head;
@@ -88,15 +87,21 @@ void kv_project_heads(const GguflowKernels& k, const AttentionShape& s, const Lo
     k.scale_f32(scale, scores, n_keys);
     k.softmax_f32(scores, n_keys);
 
-    // Values: mix the coordinates, then map back with P_g and add μ_g.
-    const int64_t v0 = vb.first[g], v1 = vb.last[g];
-    float* oh = out + t * s.q_row() + h * hd;
-    std::memcpy(oh, vb.mean + g * hd, sizeof(float) * hd);
-    if (v1 > v0) {
-      std::memset(mixed + v0, 0, sizeof(float) * (v1 - v0));
-      for (int64_t j = 0; j < n_keys; ++j) k.axpy_f32(scores[j], v_cache + j * vb.rank + v0, mixed + v0, v1 - v0);
-      for (int64_t j = v0; j < v1; ++j) k.axpy_f32(mixed[j], vb.basis + j * row + g * hd, oh, hd);
-    }
+    low_rank_read_out(k, s, vb, g, scores, n_keys, cache.v_f32(), mixed, out + t * s.q_row() + h * hd);
+  }
+}
+
+void low_rank_read_out(const GguflowKernels& k, const AttentionShape& s, const LowRankBasis& vb,
+                       int64_t g, const float* a, int64_t n_keys, const float* v_cache, float* mixed,
+                       float* oh) {
+  // Mix the coordinates, then map back with P_g and add μ_g.
+  const int64_t hd = s.head_dim, row = s.kv_row();
+  const int64_t v0 = vb.first[g], v1 = vb.last[g];
+  std::memcpy(oh, vb.mean + g * hd, sizeof(float) * hd);
+  if (v1 > v0) {
+    std::memset(mixed + v0, 0, sizeof(float) * (v1 - v0));
+    for (int64_t j = 0; j < n_keys; ++j) k.axpy_f32(a[j], v_cache + j * vb.rank + v0, mixed + v0, v1 - v0);
+    for (int64_t j = v0; j < v1; ++j) k.axpy_f32(mixed[j], vb.basis + j * row + g * hd, oh, hd);
   }
 }
 
