@@ -58,6 +58,22 @@ TEST(KvProjectionFile, RoundTripKeepsEverything) {
   EXPECT_EQ(r.k[1].mean, p.k[1].mean);
   EXPECT_EQ(r.full_floats_per_token(), 2 * 2 * 4);
   EXPECT_EQ(r.projected_floats_per_token(), 2 * 2 * 3);
+  EXPECT_EQ(r.keys, KeyPosition::kPostRope);
+}
+
+// Keys fitted before RoPE: recorded, read back, and stored under their own tensor names.
+TEST(KvProjectionFile, PreRopeKeysKeepTheirPositionAndNames) {
+  KvProjection p = small_projection();
+  p.keys = KeyPosition::kPreRope;
+  const std::string path = temp_file("prerope.kvproj.gguf");
+  write_kv_projection(p, path);
+  const auto file = GgufFile::open(path);
+  EXPECT_EQ(read_kv_projection(*file).keys, KeyPosition::kPreRope);
+  EXPECT_NE(file->find_tensor("blk.1.kv_proj_k_pre.basis"), nullptr);
+  EXPECT_EQ(file->find_tensor("blk.1.kv_proj_k.basis"), nullptr);
+  EXPECT_NE(file->find_tensor("blk.1.kv_proj_v.basis"), nullptr);
+  EXPECT_EQ(parse_key_position("pre-rope"), KeyPosition::kPreRope);
+  EXPECT_THROW(parse_key_position("before"), Error);
 }
 
 TEST(KvProjectionFile, NonBlockDiagonalHeadBasisIsRejected) {
