@@ -156,20 +156,22 @@ void print_sweep_json(const SweepResult& r, FILE* out) {
 }
 
 void write_sweep_svg(const SweepResult& r, const std::string& path) {
-  // One line per method family; the f32 reference (error 0) has no place on a log scale.
+  // One line per method family. The f32 reference (error 0) has no place on a log scale, nor
+  // have full-rank projections (KL ~1e-12, float rounding): errors under the floor are left out.
+  constexpr double kPlotFloor = 1e-6;
   std::vector<std::pair<std::string, std::vector<const SweepRow*>>> lines;
   for (const SweepRow& row : r.rows) {
     if (row.method == "f32") continue;
     const std::string family = row.threshold > 0 ? row.method
                                : row.method == "zero (control)" ? row.method
-                                                                : "element types (K = V)";
+                                                                : "element types";
     auto it = std::find_if(lines.begin(), lines.end(), [&](const auto& l) { return l.first == family; });
     if (it == lines.end()) it = lines.insert(lines.end(), {family, {}});
     it->second.push_back(&row);
   }
   std::vector<PlotPanel> panels(2);
   panels[0].title = "KL(f32 cache || x)";
-  panels[0].y_label = "mean KL divergence (nats, log scale)";
+  panels[0].y_label = "mean KL divergence (nats, log; < 1e-6 left out)";
   panels[1].title = "top-1 disagreement";
   panels[1].y_label = "1 - top-1 agreement (log scale)";
   for (int i = 0; i < 2; ++i) {
@@ -179,9 +181,10 @@ void write_sweep_svg(const SweepResult& r, const std::string& path) {
     panels[i].log10_y = true;
     for (const auto& [family, rows] : lines) {
       PlotSeries s{family, {}};
-      for (const SweepRow* row : rows)
-        s.points.emplace_back(row->metrics.kv_bytes_per_token,
-                              i == 0 ? row->metrics.kld_mean : 1.0 - row->metrics.top1_agreement);
+      for (const SweepRow* row : rows) {
+        const double y = i == 0 ? row->metrics.kld_mean : 1.0 - row->metrics.top1_agreement;
+        if (y >= kPlotFloor) s.points.emplace_back(row->metrics.kv_bytes_per_token, y);
+      }
       std::sort(s.points.begin(), s.points.end());
       panels[i].series.push_back(std::move(s));
     }

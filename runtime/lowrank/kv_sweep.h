@@ -57,7 +57,8 @@ SweepResult run_sweep(const StudyModel& m, std::span<const KvAnalysis> calibrati
 
 void print_sweep_text(const SweepResult& r, FILE* out);  // a Markdown table
 void print_sweep_json(const SweepResult& r, FILE* out);
-// KL and 1 - top-1 agreement (log scales) against KV bytes per token: one line per method.
+// KL and 1 - top-1 agreement (log scales; errors under 1e-6 left out) against KV bytes per
+// token: one line per method family.
 void write_sweep_svg(const SweepResult& r, const std::string& path);
 
 }  // namespace gguflow::lowrank

@@ -12,8 +12,8 @@ namespace gguflow::lowrank {
 namespace {
 
 // Panel geometry in SVG user units (pixels).
-constexpr double kPanelW = 440, kPanelH = 340;
-constexpr double kLeft = 64, kRight = 120, kTop = 36, kBottom = 52;  // margins inside a panel
+constexpr double kPanelW = 480, kPanelH = 340;
+constexpr double kLeft = 64, kRight = 150, kTop = 36, kBottom = 52;  // margins; legend on the right
 constexpr double kTitleH = 32;                                       // document title band
 
 // Colour-blind-friendly palette (Okabe-Ito, then Tableau), cycled.

@@ -135,5 +135,18 @@ TEST(SvgPlot, PanelsSeriesAxesAndLegend) {
   EXPECT_NE(svg.find(">16</text>"), std::string::npos);
 }
 
+// A log10 y axis spans whole decades of the data and leaves out what it cannot place (y <= 0).
+TEST(SvgPlot, Log10YAxisSpansDecadesAndLeavesOutZero) {
+  PlotPanel p{"KL", "bytes", "nats", false, 0, 100, 0, 0, {{"method", {{10, 0.002}, {50, 0.3}, {90, 0.0}}}}};
+  p.log10_y = true;
+  const std::string svg = render_svg("errors", {p});
+  size_t circles = 0;
+  for (size_t at = svg.find("<circle"); at != std::string::npos; at = svg.find("<circle", at + 1)) ++circles;
+  EXPECT_EQ(circles, 2u);
+  for (const char* tick : {">0.001</text>", ">0.01</text>", ">0.1</text>", ">1</text>"})
+    EXPECT_NE(svg.find(tick), std::string::npos) << tick;
+  EXPECT_EQ(svg.find(">0.0001</text>"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace gguflow::lowrank
