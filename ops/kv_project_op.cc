@@ -66,32 +66,31 @@ LowRankBinding bind_low_rank(Binder& b, const char* op) {
   return r;
 }
 
+const int32_t* store_low_rank_step(const LowRankBinding& lr, const StepView& s, const NodeIo& io,
+                                   float* centred) {
+  GGUFLOW_CHECK(s.n_sequences == 1 && s.sequences[0].cache_rows == 0 && s.sequences[0].slot == 0);
+  const int32_t* pos = at<const int32_t>(s, io.inputs[kAttnPositions]);
+  kv_project_store(lr.shape, *lr.k, *lr.v, at<const float>(s, io.inputs[kAttnK]),
+                   at<const float>(s, io.inputs[kAttnV]), pos, s.n_tokens, lr.cache, centred);
+  return pos;
+}
+
 namespace {
 
 BoundOp bind_kv_project(Binder& b) {
   const LowRankBinding lr = bind_low_rank(b, "kv_project");
-  const AttentionShape shape = lr.shape;
-  const auto kb = lr.k, vb = lr.v;
-  const KvCacheView cache = lr.cache;
-  const int64_t per_thread = kv_project_scratch_floats(*kb, *vb, b.n_ctx());
+  const int64_t per_thread = kv_project_scratch_floats(*lr.k, *lr.v, b.n_ctx());
   const GguflowKernels& k = b.kernels();
   const Parallel& par = b.parallel();
   return {{sizeof(float) * static_cast<size_t>(per_thread * b.max_threads()),  // per thread
-           sizeof(float) * static_cast<size_t>(shape.kv_row())},               // centred row
-          [&k, &par, shape, kb, vb, cache, per_thread](const StepView& s, const NodeIo& io) {
-            // One persistent sequence only (the session refuses ragged steps for graphs with a
-            // kv_project node: Session::supports_sequences).
-            GGUFLOW_CHECK(s.n_sequences == 1 && s.sequences[0].cache_rows == 0 &&
-                          s.sequences[0].slot == 0);
-            const int32_t* pos = at<const int32_t>(s, io.inputs[kAttnPositions]);
-            kv_project_store(shape, *kb, *vb, at<const float>(s, io.inputs[kAttnK]),
-                             at<const float>(s, io.inputs[kAttnV]), pos, s.n_tokens, cache,
-                             at<float>(s, io.scratch[1]));
+           sizeof(float) * static_cast<size_t>(lr.shape.kv_row())},            // centred row
+          [&k, &par, lr, per_thread](const StepView& s, const NodeIo& io) {
+            const int32_t* pos = store_low_rank_step(lr, s, io, at<float>(s, io.scratch[1]));
             const float* q = at<const float>(s, io.inputs[kAttnQ]);
             float* out = at<float>(s, io.outputs[0]);
             float* scratch = at<float>(s, io.scratch[0]);
-            parallel_rows(par, s.n_tokens * shape.n_head, 1, [&](int64_t t0, int64_t t1) {
-              kv_project_heads(k, shape, *kb, *vb, q, pos, cache, t0, t1,
+            parallel_rows(par, s.n_tokens * lr.shape.n_head, 1, [&](int64_t t0, int64_t t1) {
+              kv_project_heads(k, lr.shape, *lr.k, *lr.v, q, pos, lr.cache, t0, t1,
                                scratch + par.thread_index() * per_thread, out);
             });
           }};

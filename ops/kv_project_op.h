@@ -33,4 +33,10 @@ struct LowRankBinding {
 };
 LowRankBinding bind_low_rank(Binder& b, const char* op);
 
+// The first part of both ops' step: checks that the step holds the one sequence the op keeps
+// (the session refuses slots and ragged steps for these ops), then appends the new tokens'
+// coordinates to the cache. Returns the step's positions [T]; centred: kv_row floats of scratch.
+const int32_t* store_low_rank_step(const LowRankBinding& lr, const StepView& s, const NodeIo& io,
+                                   float* centred);
+
 }  // namespace gguflow::ops

@@ -34,19 +34,12 @@ void kv_project_rope_heads(const GguflowKernels& k, const AttentionShape& s, con
                            const float* keys, const float* q, const int32_t* positions,
                            const KvCacheView& cache, int64_t task_begin, int64_t task_end,
                            float* scratch, float* out) {
-  GGUFLOW_CHECK(s.n_kv_head > 0 && s.n_head % s.n_kv_head == 0);
-  const int64_t group = s.n_head / s.n_kv_head;
   const int64_t hd = s.head_dim, row = s.kv_row();
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   float* scores = scratch;               // [rows]
   float* mixed = scratch + cache.rows;   // [vb.rank]: Σ_t a_t c_t
   for (int64_t task = task_begin; task < task_end; ++task) {
-    const int64_t t = task / s.n_head;
-    const int64_t h = task % s.n_head;
-    const int64_t g = h / group;
-    const int64_t n_keys = positions[t] + 1;  // causal: slots 0..p
-    GGUFLOW_CHECK(n_keys <= cache.rows);
-    const float* qh = q + t * s.q_row() + h * hd;
+    const auto [t, h, g, n_keys, qh] = head_task(s, task, positions, q, cache);
     for (int64_t j = 0; j < n_keys; ++j) scores[j] = k.dot_f32(qh, keys + j * row + g * hd, hd);
     k.scale_f32(scale, scores, n_keys);
     k.softmax_f32(scores, n_keys);

@@ -47,9 +47,6 @@ std::string kv_project_rope_shape(const ShapeQuery& q, std::vector<Shape>* out) 
 
 BoundOp bind_kv_project_rope(Binder& b) {
   const LowRankBinding lr = bind_low_rank(b, "kv_project_rope");
-  const AttentionShape shape = lr.shape;
-  const auto kb = lr.k, vb = lr.v;
-  const KvCacheView cache = lr.cache;
   const RopeAttrs ra = rope_attr_list().parse(b.attrs());
   // cos/sin of every cache row (= position 0..n_ctx-1), once: [n_ctx][n_rot].
   auto cos_sin = std::make_shared<std::vector<float>>(static_cast<size_t>(b.n_ctx() * ra.n_rot));
@@ -60,33 +57,26 @@ BoundOp bind_kv_project_rope(Binder& b) {
                  b.f32_weight(kFreqFactors));
   }
   const KeyRotation rot{ra.n_rot, ra.pairing, cos_sin->data()};
-  const int64_t per_thread = kv_project_rope_scratch_floats(*vb, b.n_ctx());
-  const int64_t row = shape.kv_row();
+  const int64_t per_thread = kv_project_rope_scratch_floats(*lr.v, b.n_ctx());
+  const int64_t row = lr.shape.kv_row();
   const GguflowKernels& k = b.kernels();
   const Parallel& par = b.parallel();
   return {{sizeof(float) * static_cast<size_t>(per_thread * b.max_threads()),  // per thread
            sizeof(float) * static_cast<size_t>(row),                            // centred row
            sizeof(float) * static_cast<size_t>(b.n_ctx() * row)},               // rebuilt keys
-          [&k, &par, shape, kb, vb, cache, cos_sin, rot, per_thread, row](const StepView& s,
-                                                                          const NodeIo& io) {
-            // One persistent sequence only, as kv_project (Session refuses ragged steps).
-            GGUFLOW_CHECK(s.n_sequences == 1 && s.sequences[0].cache_rows == 0 &&
-                          s.sequences[0].slot == 0);
-            const int32_t* pos = at<const int32_t>(s, io.inputs[kAttnPositions]);
-            kv_project_store(shape, *kb, *vb, at<const float>(s, io.inputs[kAttnK]),
-                             at<const float>(s, io.inputs[kAttnV]), pos, s.n_tokens, cache,
-                             at<float>(s, io.scratch[1]));
+          [&k, &par, lr, cos_sin, rot, per_thread, row](const StepView& s, const NodeIo& io) {
+            const int32_t* pos = store_low_rank_step(lr, s, io, at<float>(s, io.scratch[1]));
             // Every key any token of the step sees: rows 0..max position.
             const int64_t n_rows = *std::max_element(pos, pos + s.n_tokens) + 1;
             float* keys = at<float>(s, io.scratch[2]);  // [n_rows][kv_row]
             parallel_rows(par, n_rows, 16, [&](int64_t r0, int64_t r1) {
-              kv_project_rope_keys(k, shape, *kb, rot, cache, r0, r1, keys + r0 * row);
+              kv_project_rope_keys(k, lr.shape, *lr.k, rot, lr.cache, r0, r1, keys + r0 * row);
             });
             const float* q = at<const float>(s, io.inputs[kAttnQ]);
             float* out = at<float>(s, io.outputs[0]);
             float* scratch = at<float>(s, io.scratch[0]);
-            parallel_rows(par, s.n_tokens * shape.n_head, 1, [&](int64_t t0, int64_t t1) {
-              kv_project_rope_heads(k, shape, *vb, keys, q, pos, cache, t0, t1,
+            parallel_rows(par, s.n_tokens * lr.shape.n_head, 1, [&](int64_t t0, int64_t t1) {
+              kv_project_rope_heads(k, lr.shape, *lr.v, keys, q, pos, lr.cache, t0, t1,
                                     scratch + par.thread_index() * per_thread, out);
             });
           }};

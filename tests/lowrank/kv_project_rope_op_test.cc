@@ -53,12 +53,7 @@ struct Case {
 Case make_case(uint64_t seed, int64_t kr, int64_t vr) {
   std::mt19937_64 rng(seed);
   Case c;
-  std::normal_distribution<float> g;
-  c.q.resize(c.T * c.s.q_row());
-  c.k.resize(c.T * c.s.kv_row());
-  c.v.resize(c.T * c.s.kv_row());
-  for (auto* x : {&c.q, &c.k, &c.v})
-    for (auto& e : *x) e = g(rng) + 0.5f;  // nonzero mean, so the mean terms matter
+  test::random_qkv(c.s, c.T, rng, &c.q, &c.k, &c.v);
   const int64_t d = c.s.kv_row();
   const auto P = test::random_orthonormal(d, rng);
   c.kr = kr;

@@ -6,11 +6,24 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <random>
 #include <vector>
 
 #include "ops/attention.h"
 
 namespace gguflow::test {
+
+// q [T][q_row], k, v [T][kv_row] of T tokens: Gaussian values around 0.5 (a nonzero mean, so
+// the ops' mean terms matter).
+inline void random_qkv(const ops::AttentionShape& s, int64_t T, std::mt19937_64& rng, std::vector<float>* q,
+                       std::vector<float>* k, std::vector<float>* v) {
+  std::normal_distribution<float> g;
+  q->resize(T * s.q_row());
+  k->resize(T * s.kv_row());
+  v->resize(T * s.kv_row());
+  for (auto* x : {q, k, v})
+    for (auto& e : *x) e = g(rng) + 0.5f;
+}
 
 // Causal GQA in double; q [T][q_row], k, v [T][kv_row] -> [T][q_row]. Scale 1/sqrt(head_dim).
 inline std::vector<double> attention_reference(const ops::AttentionShape& s, const std::vector<float>& q,
