@@ -135,6 +135,9 @@ int eval(int argc, char** argv) {
   const std::string text = require(args, "--text", "kv eval");
   if (args.has("--sweep")) {
     // Every value is checked before the model runs.
+    if (args.has("--kv-proj") || args.has("--cache-type-k") || args.has("--cache-type-v"))
+      throw usage_error("kv eval --sweep calibrates its own projections and takes element types from "
+                        "--cache-types: expected no --kv-proj, -ctk or -ctv");
     SweepOptions o;
     o.thresholds = parse_thresholds(args.get("--sweep"));
     o.cache_types = parse_cache_types(args.has("--cache-types") ? args.get("--cache-types") : "f16,q8_0,q4_0",

@@ -390,6 +390,9 @@ TEST(CliKvSweep, BadValuesAreClearErrors) {
     EXPECT_NE(r.err.find(message), std::string::npos) << args << ": " << r.err;
     EXPECT_TRUE(r.out.empty()) << args << ": " << r.out;
   }
+  const Result mixed = sh(base + " --sweep 0.9 -ctk q8_0");
+  EXPECT_EQ(mixed.status, 2) << mixed.err;
+  EXPECT_NE(mixed.err.find("expected no --kv-proj, -ctk or -ctv"), std::string::npos) << mixed.err;
   const Result no_calib = sh("kv eval -m " + stories() + " --text " + quote(data_path("text/eval.txt").string()) +
                              " --sweep 0.9 -t 1");
   EXPECT_NE(no_calib.status, 0);
