@@ -58,26 +58,31 @@ int64_t kv_project_scratch_floats(const LowRankBasis& kb, const LowRankBasis& vb
   return n_ctx + kb.rank + vb.rank;
 }
 
+HeadTask head_task(const AttentionShape& s, int64_t task, const int32_t* positions, const float* q,
+                   const KvCacheView& cache) {
+  GGUFLOW_CHECK(s.n_kv_head > 0 && s.n_head % s.n_kv_head == 0);
+  HeadTask x;
+  x.t = task / s.n_head;
+  x.h = task % s.n_head;
+  x.g = x.h / (s.n_head / s.n_kv_head);
+  x.n_keys = positions[x.t] + 1;
+  GGUFLOW_CHECK(x.n_keys <= cache.rows);  // no window: row = position
+  x.qh = q + x.t * s.q_row() + x.h * s.head_dim;
+  return x;
+}
+
 void kv_project_heads(const GguflowKernels& k, const AttentionShape& s, const LowRankBasis& kb,
                       const LowRankBasis& vb, const float* q, const int32_t* positions,
                       const KvCacheView& cache, int64_t task_begin, int64_t task_end,
                       float* scratch, float* out) {
-  GGUFLOW_CHECK(s.n_kv_head > 0 && s.n_head % s.n_kv_head == 0);
-  const int64_t group = s.n_head / s.n_kv_head;
   const int64_t hd = s.head_dim, row = s.kv_row();
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   float* scores = scratch;                  // [rows]
   float* q_reduced = scratch + cache.rows;  // [kb.rank]: P_gᵀ q_h
   float* mixed = q_reduced + kb.rank;        // [vb.rank]: Σ_t a_t c_t
   const float* k_cache = cache.k_f32();      // [rows][kb.rank] coordinates
-  const float* v_cache = cache.v_f32();      // [rows][vb.rank]
   for (int64_t task = task_begin; task < task_end; ++task) {
-    const int64_t t = task / s.n_head;
-    const int64_t h = task % s.n_head;
-    const int64_t g = h / group;
-    const int64_t n_keys = positions[t] + 1;  // causal: slots 0..p
-    GGUFLOW_CHECK(n_keys <= cache.rows);
-    const float* qh = q + t * s.q_row() + h * hd;
+    const auto [t, h, g, n_keys, qh] = head_task(s, task, positions, q, cache);
 
     // Keys: reduced query over the basis vectors touching head g, plus the mean's share.
     const int64_t k0 = kb.first[g], k1 = kb.last[g];
@@ -88,15 +93,21 @@ void kv_project_heads(const GguflowKernels& k, const AttentionShape& s, const Lo
     k.scale_f32(scale, scores, n_keys);
     k.softmax_f32(scores, n_keys);
 
-    // Values: mix the coordinates, then map back with P_g and add μ_g.
-    const int64_t v0 = vb.first[g], v1 = vb.last[g];
-    float* oh = out + t * s.q_row() + h * hd;
-    std::memcpy(oh, vb.mean + g * hd, sizeof(float) * hd);
-    if (v1 > v0) {
-      std::memset(mixed + v0, 0, sizeof(float) * (v1 - v0));
-      for (int64_t j = 0; j < n_keys; ++j) k.axpy_f32(scores[j], v_cache + j * vb.rank + v0, mixed + v0, v1 - v0);
-      for (int64_t j = v0; j < v1; ++j) k.axpy_f32(mixed[j], vb.basis + j * row + g * hd, oh, hd);
-    }
+    low_rank_read_out(k, s, vb, g, scores, n_keys, cache.v_f32(), mixed, out + t * s.q_row() + h * hd);
+  }
+}
+
+void low_rank_read_out(const GguflowKernels& k, const AttentionShape& s, const LowRankBasis& vb,
+                       int64_t g, const float* a, int64_t n_keys, const float* v_cache, float* mixed,
+                       float* oh) {
+  // Mix the coordinates, then map back with P_g and add μ_g.
+  const int64_t hd = s.head_dim, row = s.kv_row();
+  const int64_t v0 = vb.first[g], v1 = vb.last[g];
+  std::memcpy(oh, vb.mean + g * hd, sizeof(float) * hd);
+  if (v1 > v0) {
+    std::memset(mixed + v0, 0, sizeof(float) * (v1 - v0));
+    for (int64_t j = 0; j < n_keys; ++j) k.axpy_f32(a[j], v_cache + j * vb.rank + v0, mixed + v0, v1 - v0);
+    for (int64_t j = v0; j < v1; ++j) k.axpy_f32(mixed[j], vb.basis + j * row + g * hd, oh, hd);
   }
 }
 

@@ -45,6 +45,22 @@ void kv_project_store(const AttentionShape& s, const LowRankBasis& kb, const Low
 // Floats of per-thread scratch kv_project_heads needs.
 int64_t kv_project_scratch_floats(const LowRankBasis& kb, const LowRankBasis& vb, int64_t n_ctx);
 
+// The value read-out of one query head over KV head g: oh = P_g (Σ_j a_j c_j) + μ_g, with a
+// [n_keys] the head's softmax weights (they sum to 1) and c_j the V cache's coordinates
+// (v_cache: [rows][vb.rank]). mixed: scratch of vb.rank floats; oh: [head_dim].
+void low_rank_read_out(const GguflowKernels& k, const AttentionShape& s, const LowRankBasis& vb,
+                       int64_t g, const float* a, int64_t n_keys, const float* v_cache, float* mixed,
+                       float* oh);
+
+// One task of the low-rank ops' head loops, task = t * n_head + h: token t, query head h, its
+// KV head g, the keys it sees (causal: cache rows 0..positions[t]), its query qh [head_dim].
+struct HeadTask {
+  int64_t t, h, g, n_keys;
+  const float* qh;
+};
+HeadTask head_task(const AttentionShape& s, int64_t task, const int32_t* positions, const float* q,
+                   const KvCacheView& cache);
+
 // Heads [task_begin, task_end) of task = t * n_head + h, as attention_heads. q, out:
 // [n_tokens][q_row]; scratch: kv_project_scratch_floats() floats private to the calling thread.
 void kv_project_heads(const GguflowKernels& k, const AttentionShape& s, const LowRankBasis& kb,

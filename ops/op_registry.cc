@@ -18,6 +18,7 @@ const OpSchema& mul_op();
 const OpSchema& pool_op();
 const OpSchema& normalize_op();
 const OpSchema& kv_project_op();
+const OpSchema& kv_project_rope_op();
 const OpSchema& scale_op();
 const OpSchema& softcap_op();
 const OpSchema& gelu_op();
@@ -52,6 +53,7 @@ std::span<const OpSchema* const> all_ops() {
       &silu_mul_op(), &add_op(),  &mul_op(),       &pool_op(),      &normalize_op(),
       &kv_project_op(), &scale_op(), &softcap_op(),   &gelu_op(),      &gelu_mul_op(),
       &slice_op(),    &layernorm_op(), &add_row_op(),  &embed_positions_op(),
+      &kv_project_rope_op(),
   };
   return list;
 }

@@ -1,28 +1,20 @@
 // The rope op: rotary position embedding of every head of x at the step's positions.
+#include "ops/rope_op.h"
+
 #include <cstring>
 
-#include "ops/op_attrs.h"
 #include "ops/op_binder.h"
-#include "ops/rope.h"
 #include "ops/shape_rules.h"
 
 namespace gguflow::ops {
 namespace {
 
-enum : size_t { kX = 0, kPositions = 1 };  // inputs
-enum : size_t { kFreqFactors = 0 };         // weights
-
 constexpr Choice<RopePairing> kPairings[] = {{"normal", RopePairing::kNormal},
                                             {"neox", RopePairing::kNeox}};
 
-struct RopeAttrs {
-  int64_t head_dim = 0;
-  int64_t n_rot = 0;
-  double base = 0;
-  RopePairing pairing = RopePairing::kNormal;
-};
+}  // namespace
 
-const AttrList<RopeAttrs>& attr_list() {
+const AttrList<RopeAttrs>& rope_attr_list() {
   static const AttrList<RopeAttrs> list =
       AttrList<RopeAttrs>()
           .required("head_dim", &RopeAttrs::head_dim, "values per head")
@@ -33,23 +25,33 @@ const AttrList<RopeAttrs>& attr_list() {
   return list;
 }
 
+std::string check_rope_attrs(const ShapeQuery& q, const RopeAttrs& a, size_t freq_factors_slot) {
+  if (a.n_rot <= 0 || a.n_rot > a.head_dim || a.n_rot % 2 != 0)
+    return "expected n_rot to be even and in 2.." + std::to_string(a.head_dim) +
+           " (head_dim), found " + std::to_string(a.n_rot);
+  if (q.weights.size() > freq_factors_slot && q.weights[freq_factors_slot]) {
+    const Shape& f = *q.weights[freq_factors_slot];
+    if (f.rank() != 1 || f[0] != a.n_rot / 2)
+      return "expected freq_factors of shape [" + std::to_string(a.n_rot / 2) + "] (n_rot / 2, n_rot " +
+             std::to_string(a.n_rot) + "), found " + shape_of(q, true, freq_factors_slot);
+  }
+  return "";
+}
+
+namespace {
+
+enum : size_t { kX = 0, kPositions = 1 };  // inputs
+enum : size_t { kFreqFactors = 0 };         // weights
+
 std::string rope_shape(const ShapeQuery& q, std::vector<Shape>* out) {
   GGUFLOW_SHAPE_TRY(need_rank(q, false, kX, 2));
   GGUFLOW_SHAPE_TRY(need_rank(q, false, kPositions, 1));
-  const RopeAttrs a = attr_list().parse(*q.attrs);
+  const RopeAttrs a = rope_attr_list().parse(*q.attrs);
   const Shape& x = *q.inputs[kX];
   if (a.head_dim <= 0 || x[0] % a.head_dim != 0)
     return "expected head_dim (" + std::to_string(a.head_dim) +
            ") to divide the input's ne0, found " + shape_of(q, false, kX);
-  if (a.n_rot <= 0 || a.n_rot > a.head_dim || a.n_rot % 2 != 0)
-    return "expected n_rot to be even and in 2.." + std::to_string(a.head_dim) +
-           " (head_dim), found " + std::to_string(a.n_rot);
-  if (q.weights.size() > kFreqFactors && q.weights[kFreqFactors]) {
-    const Shape& f = *q.weights[kFreqFactors];
-    if (f.rank() != 1 || f[0] != a.n_rot / 2)
-      return "expected freq_factors of shape [" + std::to_string(a.n_rot / 2) + "] (n_rot / 2, n_rot " +
-             std::to_string(a.n_rot) + "), found " + shape_of(q, true, kFreqFactors);
-  }
+  GGUFLOW_SHAPE_TRY(check_rope_attrs(q, a, kFreqFactors));
   if ((*q.inputs[kPositions])[0] != x[1])
     return "expected one position per input row, found " + shape_of(q, false, kX) + " and " +
            shape_of(q, false, kPositions);
@@ -58,7 +60,7 @@ std::string rope_shape(const ShapeQuery& q, std::vector<Shape>* out) {
 }
 
 BoundOp bind_rope(Binder& b) {
-  const RopeAttrs a = attr_list().parse(b.attrs());
+  const RopeAttrs a = rope_attr_list().parse(b.attrs());
   const int64_t head_dim = a.head_dim, n_rot = a.n_rot;
   const float base = static_cast<float>(a.base);
   const RopePairing pairing = a.pairing;
@@ -88,7 +90,7 @@ const OpSchema& rope_op() {
        {"positions", false, DType::kI32, "[T]", Feed::kPositions}},
       {{"freq_factors", true,
         "[n_rot/2]: theta_i is divided by factor i (Llama 3.x rope_freqs.weight)"}},
-      attr_list().specs(),
+      rope_attr_list().specs(),
       {{"out", DType::kF32}},
       "x [head_dim * heads, T], positions [T], freq_factors? [n_rot/2] -> [head_dim * heads, T]",
       rope_shape, bind_rope, {}};

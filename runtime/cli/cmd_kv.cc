@@ -37,25 +37,32 @@ StudyModel open_model(const Args& args, const char* command) {
   return StudyModel::open(args.get("--model"), *kernels.table, threads_value(args));
 }
 
+constexpr const char* kKeysHelp =
+    "keys as attention caches them (after RoPE) or before the rotation (for "
+    "graphs/decode-lowrank-kv-prerope.yaml)";
+
 std::string require(const Args& args, const char* option, const char* command) {
   if (!args.has(option)) throw error(command, ": ", option, " is required");
   return args.get(option);
 }
 
 int spectrum(int argc, char** argv) {
-  Args args("kv spectrum --model M --text FILE [--ctx N] [--json] [--svg FILE]",
+  Args args("kv spectrum --model M --text FILE [--ctx N] [--keys pre-rope] [--json] [--svg FILE]",
             "Runs the model over the text and reports, per layer (or KV head) and for K and V, the "
             "cumulative energy of the top r principal directions of the cached vectors.");
   add_common(args);
   args.option("--text", "FILE", "UTF-8 text to run the model over")
       .option("--ctx", "N", "tokens per run (the cache restarts every N tokens; 0: all)", "0")
       .option("--granularity", "layer|head", "one basis per layer or per KV head", "layer")
+      .option("--keys", "post-rope|pre-rope", kKeysHelp, "post-rope")
       .option("--svg", "FILE", "draw the energy curves (K and V panels, one line per layer)")
       .flag("--json", "JSON instead of a table");
   if (!args.parse(argc, argv)) return 0;
+  const KeyPosition keys = parse_key_position(args.get("--keys"));
   const StudyModel m = open_model(args, "kv spectrum");
   const auto tokens = tokenize_text_file(m, require(args, "--text", "kv spectrum"));
-  const KvAnalysis a = analyse(collect_kv(m, tokens, args.get_int("--ctx"), parse_granularity(args.get("--granularity"))));
+  const KvAnalysis a = analyse(
+      collect_kv(m, tokens, args.get_int("--ctx"), parse_granularity(args.get("--granularity")), keys));
   if (args.has("--json")) print_spectrum_json(a, base_name(m.path), stdout);
   else print_spectrum_text(a, base_name(m.path), stdout);
   if (args.has("--svg")) write_spectrum_svg(a, base_name(m.path), args.get("--svg"));
@@ -63,9 +70,11 @@ int spectrum(int argc, char** argv) {
 }
 
 int calibrate(int argc, char** argv) {
-  Args args("kv calibrate --model M --text FILE (--energy T | --rank R) -o M.kvproj.gguf",
+  Args args("kv calibrate --model M --text FILE (--energy T | --rank R) [--keys pre-rope] -o M.kvproj.gguf",
             "Picks per layer (or head) the smallest rank reaching an energy threshold, for K and V "
-            "separately (or one uniform rank), and writes bases, means and ranks as a GGUF side file.");
+            "separately (or one uniform rank), and writes bases, means and ranks as a GGUF side file "
+            "for graphs/decode-lowrank-kv.yaml, or with --keys pre-rope for "
+            "graphs/decode-lowrank-kv-prerope.yaml.");
   add_common(args);
   args.option("--text", "FILE", "calibration text (UTF-8)")
       .option("--ctx", "N", "tokens per run (the cache restarts every N tokens; 0: all)", "0")
@@ -73,8 +82,10 @@ int calibrate(int argc, char** argv) {
       .option("--rank", "R", "one uniform rank instead of a threshold")
       .option("--granularity", "layer|head", "one basis per layer or per KV head", "layer")
       .option("--max-rank", "R", "cap on any rank (0: none)", "0")
+      .option("--keys", "post-rope|pre-rope", kKeysHelp, "post-rope")
       .option("-o,--output", "FILE", "the projection file to write");
   if (!args.parse(argc, argv)) return 0;
+  const KeyPosition keys = parse_key_position(args.get("--keys"));
   CalibrateOptions o;
   if (args.has("--energy")) o.energy = args.get_double("--energy");
   if (args.has("--rank")) o.rank = args.get_int("--rank");
@@ -86,7 +97,8 @@ int calibrate(int argc, char** argv) {
   o.text_name = base_name(text);
   const StudyModel m = open_model(args, "kv calibrate");
   const auto tokens = tokenize_text_file(m, text);
-  const KvAnalysis a = analyse(collect_kv(m, tokens, args.get_int("--ctx"), parse_granularity(args.get("--granularity"))));
+  const KvAnalysis a = analyse(
+      collect_kv(m, tokens, args.get_int("--ctx"), parse_granularity(args.get("--granularity")), keys));
   const KvProjection p = make_projection(a, o, m);
   write_kv_projection(p, output);
   std::printf("calibrated on %s: %lld tokens\n", o.text_name.c_str(), static_cast<long long>(a.tokens));
@@ -101,14 +113,18 @@ int eval(int argc, char** argv) {
             "Compares the full f32 cache, a projected cache and/or caches in smaller element types, "
             "and a zeroed-cache control on the same tokens (text not used for calibration): KL from "
             "the full cache, top-1 agreement, perplexity, relative L2 of the logits, KV bytes per "
-            "token and in all (what the session allocated).");
+            "token and in all (what the session allocated). --sweep puts every method in one table "
+            "(and one plot with --svg): f32, the --cache-types, low rank with keys after and/or "
+            "before RoPE (--keys) at each energy threshold, and the zeroed control.");
   add_common(args);
   cache_type_options(args);
   args.option("--kv-proj", "FILE", "projection written by 'gguflow kv calibrate'")
-      .option("--cache-types", "T,...", "evaluate a cache of each type (K and V): f16, q8_0, q4_0, f32")
+      .option("--cache-types", "T,...",
+              "evaluate a cache of each type (K and V): f16, q8_0, q4_0, f32 (--sweep: default f16,q8_0,q4_0)")
       .option("--text", "FILE", "evaluation text (UTF-8)")
-      .option("--sweep", "T,...", "calibrate at these energy thresholds and evaluate each")
+      .option("--sweep", "T,...", "calibrate at these energy thresholds and compare every method")
       .option("--calib-text", "FILE", "calibration text for --sweep")
+      .option("--keys", "K,...", "--sweep: low-rank keys post-rope, pre-rope or both", "post-rope,pre-rope")
       .option("--ctx", "N", "--sweep: calibration tokens per run (0: all)", "0")
       .option("--granularity", "layer|head", "--sweep: one basis per layer or per KV head", "layer")
       .option("--max-rank", "R", "--sweep: cap on any rank (0: none)", "0")
@@ -118,15 +134,26 @@ int eval(int argc, char** argv) {
   if (!args.parse(argc, argv)) return 0;
   const std::string text = require(args, "--text", "kv eval");
   if (args.has("--sweep")) {
-    const std::vector<double> thresholds = parse_thresholds(args.get("--sweep"));
+    // Every value is checked before the model runs.
+    if (args.has("--kv-proj") || args.has("--cache-type-k") || args.has("--cache-type-v"))
+      throw usage_error("kv eval --sweep calibrates its own projections and takes element types from "
+                        "--cache-types: expected no --kv-proj, -ctk or -ctv");
+    SweepOptions o;
+    o.thresholds = parse_thresholds(args.get("--sweep"));
+    o.cache_types = parse_cache_types(args.has("--cache-types") ? args.get("--cache-types") : "f16,q8_0,q4_0",
+                                      "--cache-types");
+    o.max_rank = args.get_int("--max-rank");
+    o.work_dir = args.get("--work-dir");
+    const std::vector<KeyPosition> keys = parse_key_positions(args.get("--keys"));
+    const Granularity granularity = parse_granularity(args.get("--granularity"));
     const std::string calib = require(args, "--calib-text", "kv eval --sweep");
     const StudyModel m = open_model(args, "kv eval");
     const auto calib_tokens = tokenize_text_file(m, calib);
     const auto eval_tokens = tokenize_text_file(m, text);
-    const KvAnalysis a =
-        analyse(collect_kv(m, calib_tokens, args.get_int("--ctx"), parse_granularity(args.get("--granularity"))));
-    const SweepResult r = run_sweep(m, a, base_name(calib), eval_tokens, thresholds, args.get_int("--max-rank"),
-                                    args.get("--work-dir"));
+    std::vector<KvAnalysis> calibrations;
+    for (KeyPosition k : keys)
+      calibrations.push_back(analyse(collect_kv(m, calib_tokens, args.get_int("--ctx"), granularity, k)));
+    const SweepResult r = run_sweep(m, calibrations, base_name(calib), eval_tokens, o);
     if (args.has("--json")) print_sweep_json(r, stdout);
     else print_sweep_text(r, stdout);
     if (args.has("--svg")) write_sweep_svg(r, args.get("--svg"));
@@ -135,18 +162,9 @@ int eval(int argc, char** argv) {
   // The caches to compare with the full one: a projection, types for both K and V, and the
   // -ctk/-ctv pair.
   std::vector<CacheTypes> cache_types;
-  if (args.has("--cache-types")) {
-    const std::string list = args.get("--cache-types");
-    for (size_t start = 0; start <= list.size();) {
-      const size_t comma = std::min(list.find(',', start), list.size());
-      const std::string name = list.substr(start, comma - start);
-      const auto type = ops::find_kv_cache_type(name);
-      if (!type)
-        throw usage_error("--cache-types: expected a list of ", ops::kv_cache_type_names(), ", found '", name, "'");
-      cache_types.push_back({*type, *type});
-      start = comma + 1;
-    }
-  }
+  if (args.has("--cache-types"))
+    for (ops::KvCacheType t : parse_cache_types(args.get("--cache-types"), "--cache-types"))
+      cache_types.push_back({t, t});
   if (args.has("--cache-type-k") || args.has("--cache-type-v")) {
     exec::SessionOptions given;
     cache_type_values(args, &given);
@@ -171,7 +189,8 @@ int run_kv(int argc, char** argv) {
       "usage: gguflow kv spectrum|calibrate|eval [options]   (--help after one for its options)\n"
       "  spectrum   cumulative energy of the cached keys/values' principal directions\n"
       "  calibrate  per-layer ranks for an energy threshold -> a .kvproj.gguf side file\n"
-      "  eval       full vs projected / f16 / q8_0 / q4_0 vs zeroed cache: KL, top-1, perplexity, bytes\n";
+      "  eval       full vs projected / f16 / q8_0 / q4_0 vs zeroed cache: KL, top-1, perplexity, bytes;\n"
+      "             --sweep: every method (types, low rank post-/pre-RoPE per energy) in one table\n";
   if (argc < 1 || !std::strcmp(argv[0], "--help") || !std::strcmp(argv[0], "-h")) {
     std::fputs(kUsage, stdout);
     return 0;

@@ -21,6 +21,13 @@
 namespace gguflow::exec {
 namespace {
 
+// The low-rank attention ops keep one sequence: their cache row is the position, and their
+// coordinates have no region per slot or per sequence.
+bool keeps_one_sequence(const graph::Node& n) {
+  const std::string_view op = n.schema->name;
+  return op == "kv_project" || op == "kv_project_rope";
+}
+
 constexpr int64_t kDefaultMaxContext = 4096;
 // Bytes; every K or V block of the KV storage starts at a multiple: the widest element read is a
 // float (f16 and the quantized blocks' f16 scales need 2). f32 blocks are whole floats already,
@@ -107,9 +114,9 @@ void Session::size_context(const SessionOptions& options) {
   slot_past_.assign(static_cast<size_t>(options.n_slots), 0);
   if (options.n_slots > 1) {
     for (const graph::Node& n : g.nodes)
-      if (std::string_view(n.schema->name) == "kv_project")
-        throw error("graph '", g.name, "': node '", n.name,
-                    "' (kv_project) keeps one sequence: expected one slot");
+      if (keeps_one_sequence(n))
+        throw error("graph '", g.name, "': node '", n.name, "' (", n.schema->name,
+                    ") keeps one sequence: expected one slot");
   }
   max_sequences_ = options.max_sequences;
   if (max_sequences_ > 1) {
@@ -120,9 +127,9 @@ void Session::size_context(const SessionOptions& options) {
     max_batch_ = std::max({max_batch_, options.max_batch, n_ctx_});  // a whole sequence fits
     max_sequences_ = std::min(max_sequences_, max_batch_);  // each sequence has a token
     for (const graph::Node& n : g.nodes)
-      if (std::string_view(n.schema->name) == "kv_project")
-        throw error("graph '", g.name, "': node '", n.name,
-                    "' (kv_project) keeps one sequence: expected one sequence per step");
+      if (keeps_one_sequence(n))
+        throw error("graph '", g.name, "': node '", n.name, "' (", n.schema->name,
+                    ") keeps one sequence: expected one sequence per step");
   }
   // A step may hold every slot (a pooled vector per sequence is sized for them).
   max_sequences_ = std::max(max_sequences_, std::min(n_slots(), max_batch_));

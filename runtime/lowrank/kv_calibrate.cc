@@ -37,6 +37,7 @@ std::string fixed(double v, int digits) {
 KvAnalysis analyse(const KvSamples& s) {
   KvAnalysis a;
   a.granularity = s.granularity;
+  a.keys = s.keys;
   a.n_layer = s.n_layer;
   a.groups = s.groups;
   a.group_dim = s.group_dim;
@@ -54,9 +55,9 @@ KvAnalysis analyse(const KvSamples& s) {
 }
 
 void print_spectrum_text(const KvAnalysis& a, const std::string& model, FILE* out) {
-  std::fprintf(out, "KV spectrum of %s: %lld tokens, granularity %s, dimension %lld per group\n",
+  std::fprintf(out, "KV spectrum of %s: %lld tokens, granularity %s, keys %s, dimension %lld per group\n",
                model.c_str(), static_cast<long long>(a.tokens), granularity_name(a.granularity),
-               static_cast<long long>(a.group_dim));
+               key_position_name(a.keys), static_cast<long long>(a.group_dim));
   std::fprintf(out, "cumulative energy of the top r principal directions (mean-centred)\n\n");
   std::string header = "group              kv   r@50%  r@90%  r@95%  r@99% |";
   for (int64_t r : reported_ranks(a.group_dim)) header += " r=" + std::to_string(r) + std::string(r < 10 ? 3 : r < 100 ? 2 : 1, ' ');
@@ -78,9 +79,9 @@ void print_spectrum_text(const KvAnalysis& a, const std::string& model, FILE* ou
 }
 
 void print_spectrum_json(const KvAnalysis& a, const std::string& model, FILE* out) {
-  std::fprintf(out, "{\"model\": \"%s\", \"tokens\": %lld, \"granularity\": \"%s\", \"dim\": %lld, \"groups\": [\n",
+  std::fprintf(out, "{\"model\": \"%s\", \"tokens\": %lld, \"granularity\": \"%s\", \"keys\": \"%s\", \"dim\": %lld, \"groups\": [\n",
                model.c_str(), static_cast<long long>(a.tokens), granularity_name(a.granularity),
-               static_cast<long long>(a.group_dim));
+               key_position_name(a.keys), static_cast<long long>(a.group_dim));
   for (int64_t i = 0; i < a.n_layer * a.groups; ++i)
     for (int kv = 0; kv < 2; ++kv) {
       const Components& c = kv == 0 ? a.k[i] : a.v[i];
@@ -104,7 +105,7 @@ void write_spectrum_svg(const KvAnalysis& a, const std::string& model, const std
   std::vector<PlotPanel> panels(2);
   for (int kv = 0; kv < 2; ++kv) {
     PlotPanel& p = panels[kv];
-    p.title = kv == 0 ? "K (post-rope keys)" : "V (values)";
+    p.title = kv == 0 ? std::string("K (") + key_position_name(a.keys) + " keys)" : "V (values)";
     p.x_label = "rank r (principal directions kept)";
     p.y_label = "cumulative energy";
     p.log2_x = true;
@@ -142,6 +143,7 @@ KvProjection make_projection(const KvAnalysis& a, const CalibrateOptions& o, con
   p.n_head_kv = m.n_head_kv;
   p.head_dim = m.head_dim;
   p.granularity = a.granularity;
+  p.keys = a.keys;
   p.energy_threshold = o.energy;
   p.uniform_rank = o.rank;
   p.max_rank = o.max_rank;
@@ -174,7 +176,8 @@ KvProjection make_projection(const KvAnalysis& a, const CalibrateOptions& o, con
 }
 
 void print_schedule(const KvProjection& p, FILE* out) {
-  std::fprintf(out, "schedule (%s granularity, %s):\n", granularity_name(p.granularity),
+  std::fprintf(out, "schedule (%s granularity, %s keys, %s):\n", granularity_name(p.granularity),
+               key_position_name(p.keys),
                p.energy_threshold > 0 ? ("energy " + fixed(p.energy_threshold, 4)).c_str()
                                       : ("uniform rank " + std::to_string(p.uniform_rank)).c_str());
   std::fprintf(out, "  layer  K rank%s  V rank%s   (of %lld)\n", p.groups() > 1 ? "s" : "",

@@ -14,6 +14,7 @@ namespace gguflow::lowrank {
 // PCA of every group, K and V.
 struct KvAnalysis {
   Granularity granularity = Granularity::kLayer;
+  KeyPosition keys = KeyPosition::kPostRope;
   int64_t n_layer = 0, groups = 0, group_dim = 0, tokens = 0;
   std::vector<Components> k, v;  // [n_layer * groups]
 };

@@ -4,7 +4,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "ops/attention_op.h"
 #include "ops/error.h"
+#include "ops/rope_op.h"
 #include "runtime/core/input_file.h"
 #include "runtime/exec/session.h"
 #include "runtime/gguf/model_hparams.h"
@@ -38,8 +40,53 @@ std::vector<int32_t> tokenize_text_file(const StudyModel& m, const std::string& 
 
 int64_t min_samples_for(int64_t dim) { return 2 * dim; }
 
+namespace {
+
+// Undoes the rotation of the keys cached by the attention node writing state `state`: the
+// rope node producing its k input gives the attributes; rows [0, n) are positions 0..n-1.
+class KeyUnrotation {
+ public:
+  KeyUnrotation(const graph::Graph& g, int state, int64_t max_rows, const std::string& graph_path) {
+    const graph::Node* rope = nullptr;
+    for (const graph::Node& n : g.nodes)
+      if (n.state == state) {
+        const int k = n.inputs[ops::kAttnK];
+        const int producer = k >= 0 ? g.tensors[static_cast<size_t>(k)].producer : -1;
+        if (producer >= 0 && std::string_view(g.nodes[static_cast<size_t>(producer)].schema->name) == "rope")
+          rope = &g.nodes[static_cast<size_t>(producer)];
+        if (!rope)
+          throw error("--keys pre-rope: node '", n.name, "' of ", graph_path,
+                      " caches keys that no rope node rotated: expected its k input to come from a rope node");
+      }
+    GGUFLOW_CHECK(rope);
+    a_ = ops::rope_attr_list().parse(rope->attrs);
+    const float* factors = nullptr;
+    if (const auto& w = rope->weight("freq_factors")) {
+      if (w->type != GGML_TYPE_F32)
+        throw error("--keys pre-rope: ", w->tensor, " has a type other than F32: expected F32 frequency factors");
+      factors = reinterpret_cast<const float*>(w->file->tensor_bytes(*w->info).data());
+    }
+    // cos, sin of -theta at positions 0..max_rows-1: the inverse rotation.
+    std::vector<int32_t> negated(static_cast<size_t>(max_rows));
+    for (int64_t p = 0; p < max_rows; ++p) negated[p] = static_cast<int32_t>(-p);
+    cos_sin_.resize(static_cast<size_t>(max_rows * a_.n_rot));
+    ops::rope_cos_sin(negated.data(), max_rows, a_.n_rot, static_cast<float>(a_.base), cos_sin_.data(), factors);
+  }
+
+  // rows: [n][row] keys at positions 0..n-1, rotated back in place.
+  void apply(const GguflowKernels& k, float* rows, int64_t n, int64_t row) const {
+    ops::rope(k, rows, n, row / a_.head_dim, a_.head_dim, a_.n_rot, cos_sin_.data(), a_.pairing);
+  }
+
+ private:
+  ops::RopeAttrs a_;
+  std::vector<float> cos_sin_;  // [max_rows][n_rot]
+};
+
+}  // namespace
+
 KvSamples collect_kv(const StudyModel& m, std::span<const int32_t> tokens, int64_t ctx,
-                     Granularity granularity) {
+                     Granularity granularity, KeyPosition keys) {
   if (tokens.empty()) throw error("no tokens to collect keys and values from");
   if (ctx < 0) throw error("--ctx must be positive, found ", ctx);
   const int64_t n = static_cast<int64_t>(tokens.size());
@@ -55,6 +102,7 @@ KvSamples collect_kv(const StudyModel& m, std::span<const int32_t> tokens, int64
 
   KvSamples s;
   s.granularity = granularity;
+  s.keys = keys;
   s.n_layer = m.n_layer;
   s.groups = granularity == Granularity::kHead ? m.n_head_kv : 1;
   const int64_t row = m.n_head_kv * m.head_dim;
@@ -70,6 +118,10 @@ KvSamples collect_kv(const StudyModel& m, std::span<const int32_t> tokens, int64
     const ops::KvLayout w = g->states[static_cast<size_t>(state[l])].layout;
     GGUFLOW_CHECK(w.k == row && w.v == row);
   }
+  std::vector<KeyUnrotation> unrotate;  // [n_layer] for pre-rope keys
+  if (keys == KeyPosition::kPreRope)
+    for (int64_t l = 0; l < s.n_layer; ++l) unrotate.emplace_back(*g, state[l], chunk, graph_path);
+  std::vector<float> pre;  // [chunk][row]: one layer's keys rotated back
 
   for (int64_t begin = 0; begin < n; begin += chunk) {
     const int64_t len = std::min(chunk, n - begin);
@@ -77,9 +129,15 @@ KvSamples collect_kv(const StudyModel& m, std::span<const int32_t> tokens, int64
     session.prefill(tokens.subspan(static_cast<size_t>(begin), static_cast<size_t>(len)));
     for (int64_t l = 0; l < s.n_layer; ++l) {
       const ops::KvCacheView& c = session.kv_caches()[static_cast<size_t>(state[l])];
+      // rows [len][row] f32 (the session's default type), slot = position
+      const float* k_rows = c.k_f32();
+      if (keys == KeyPosition::kPreRope) {
+        pre.assign(k_rows, k_rows + len * row);
+        unrotate[l].apply(*m.kernels, pre.data(), len, row);
+        k_rows = pre.data();
+      }
       for (int64_t gi = 0; gi < s.groups; ++gi) {
-        // rows [len][row] f32 (the session's default type), slot = position
-        s.k[l * s.groups + gi].add(c.k_f32() + gi * s.group_dim, len, row);
+        s.k[l * s.groups + gi].add(k_rows + gi * s.group_dim, len, row);
         s.v[l * s.groups + gi].add(c.v_f32() + gi * s.group_dim, len, row);
       }
     }

@@ -1,7 +1,9 @@
 // Collecting cached keys and values: a model run over text through its default generate graph
 // (graph_choice.h; graphs/decode.yaml for llama, qwen2 and mistral), each layer's KV cache
 // (post-rope keys, as attention sees them, and values) read back after every prefill chunk and
-// accumulated per layer (or per KV head) into PCA statistics.
+// accumulated per layer (or per KV head) into PCA statistics. Keys before RoPE are the cached
+// ones rotated back: row p turned by -theta at position p, with the attributes of the rope node
+// that rotated them (so exactly the model's rotation, undone to float rounding).
 #pragma once
 
 #include <cstdint>
@@ -36,6 +38,7 @@ std::vector<int32_t> tokenize_text_file(const StudyModel& m, const std::string& 
 // Per layer (and group: the layer, or each KV head), statistics of K and of V.
 struct KvSamples {
   Granularity granularity = Granularity::kLayer;
+  KeyPosition keys = KeyPosition::kPostRope;
   int64_t n_layer = 0, groups = 0, group_dim = 0;
   int64_t tokens = 0;                   // vectors seen per group
   std::vector<CovarianceAccumulator> k;  // [n_layer * groups], index layer * groups + group
@@ -43,9 +46,9 @@ struct KvSamples {
 };
 
 // Runs `tokens` in chunks of `ctx` tokens (0: all at once; the cache restarts per chunk) and
-// accumulates every cached key/value row.
+// accumulates every cached key/value row, keys after or before RoPE.
 KvSamples collect_kv(const StudyModel& m, std::span<const int32_t> tokens, int64_t ctx,
-                     Granularity granularity);
+                     Granularity granularity, KeyPosition keys = KeyPosition::kPostRope);
 
 // The minimum vectors per group PCA accepts: twice the dimension, so the covariance is
 // estimated from more samples than it has degrees of freedom per row.

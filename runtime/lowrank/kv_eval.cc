@@ -1,6 +1,7 @@
 #include "runtime/lowrank/kv_eval.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 
@@ -11,6 +12,10 @@
 
 namespace gguflow::lowrank {
 namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
 
 CacheRun run_graph(const StudyModel& m, const std::string& graph_path,
                    std::vector<std::shared_ptr<const GgufFile>> weight_files, std::span<const int32_t> tokens,
@@ -26,7 +31,9 @@ CacheRun run_graph(const StudyModel& m, const std::string& graph_path,
   options.cache_type_v = types.v;
   exec::Session session(g, *m.kernels, options);
   CacheRun run;
+  const auto start = std::chrono::steady_clock::now();
   session.prefill(tokens, &run.logits);
+  run.seconds = seconds_since(start);
   run.n_vocab = session.output_width();
   run.kv_bytes = session.kv_cache_bytes();
   run.kv_bytes_per_token = static_cast<double>(session.kv_cache_bytes()) / static_cast<double>(session.n_ctx());
@@ -63,8 +70,9 @@ CacheRun run_full(const StudyModel& m, std::span<const int32_t> tokens, CacheTyp
 
 CacheRun run_projected(const StudyModel& m, const std::string& projection_path, std::span<const int32_t> tokens) {
   auto file = GgufFile::open(projection_path);
-  check_projection_matches_model(read_kv_projection(*file), projection_path, *m.file);
-  return run_graph(m, graph::find_shipped_graph("decode-lowrank-kv.yaml"), {file}, tokens);
+  const KvProjection p = read_kv_projection(*file);
+  check_projection_matches_model(p, projection_path, *m.file);
+  return run_graph(m, graph::find_shipped_graph(projected_graph_name(p.keys)), {file}, tokens);
 }
 
 CacheRun run_zero(const StudyModel& m, std::span<const int32_t> tokens) {
@@ -76,6 +84,7 @@ CacheRun run_zero(const StudyModel& m, std::span<const int32_t> tokens) {
   exec::Session session(g, *m.kernels, options);
   CacheRun run;
   run.n_vocab = session.output_width();
+  const auto start = std::chrono::steady_clock::now();
   for (int32_t t : tokens) {
     for (size_t s = 0; s < g->states.size(); ++s) {  // forget every earlier token
       const ops::KvCacheView& c = session.kv_caches()[s];
@@ -85,6 +94,7 @@ CacheRun run_zero(const StudyModel& m, std::span<const int32_t> tokens) {
     const std::span<const float> logits = session.decode(t);
     run.logits.insert(run.logits.end(), logits.begin(), logits.end());
   }
+  run.seconds = seconds_since(start);
   run.kv_bytes_per_token = 0;  // it keeps nothing of the past
   return run;
 }
@@ -97,6 +107,7 @@ CacheMetrics compare(const CacheRun& full, const CacheRun& run, std::span<const 
   CacheMetrics m;
   m.kv_bytes_per_token = run.kv_bytes_per_token;
   m.kv_bytes = run.kv_bytes;
+  m.tokens_per_second = run.seconds > 0 ? static_cast<double>(tokens.size()) / run.seconds : 0;
   double kl = 0, nll = 0, diff2 = 0, ref2 = 0;
   int64_t agree = 0;
   std::vector<double> lp, lq;

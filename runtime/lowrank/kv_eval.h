@@ -2,7 +2,8 @@
 // next-token distributions:
 //   full       the generate default (graphs/decode.yaml) with an f32 cache, the reference (KL 0,
 //              top-1 1, relative L2 0)
-//   projected  graphs/decode-lowrank-kv.yaml with a .kvproj.gguf side file, and/or
+//   projected  graphs/decode-lowrank-kv.yaml (or decode-lowrank-kv-prerope.yaml for keys fitted
+//              before RoPE) with a .kvproj.gguf side file, and/or
 //   K x, V y   decode.yaml with its cache stored in smaller element types (f16, q8_0, q4_0)
 //   zero       decode.yaml one token at a time with the cache cleared before every step: each
 //              token sees only itself. A control: a decode that did not read its cache would
@@ -28,6 +29,9 @@ struct CacheMetrics {
   double logit_rel_l2 = 0;    // ||L_cache - L_full|| / ||L_full|| over all compared logits
   double kv_bytes_per_token = 0;  // bytes the session allocated for KV / context slots (0: zero)
   uint64_t kv_bytes = 0;          // bytes the session allocated for KV (0: zero)
+  // Tokens / seconds of the run's prefill of the whole text (one batch; the zeroed control
+  // decodes token by token). Wall time on a possibly shared machine: a rough speed only.
+  double tokens_per_second = 0;
 };
 
 // Logits [T][n_vocab] of one cache over the tokens, and its allocated KV bytes per token.
@@ -36,6 +40,7 @@ struct CacheRun {
   int64_t n_vocab = 0;
   double kv_bytes_per_token = 0;
   uint64_t kv_bytes = 0;
+  double seconds = 0;  // wall time of the model steps
 };
 
 // The KV cache element types of one evaluated cache.
@@ -45,6 +50,7 @@ struct CacheTypes {
 };
 
 CacheRun run_full(const StudyModel& m, std::span<const int32_t> tokens, CacheTypes types = {});
+// Through the graph of the file's key position (projected_graph_name).
 CacheRun run_projected(const StudyModel& m, const std::string& projection_path, std::span<const int32_t> tokens);
 CacheRun run_zero(const StudyModel& m, std::span<const int32_t> tokens);
 

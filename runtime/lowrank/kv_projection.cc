@@ -20,6 +20,7 @@ constexpr const char* kNLayer = "kvproj.n_layer";
 constexpr const char* kNHeadKv = "kvproj.n_head_kv";
 constexpr const char* kHeadDim = "kvproj.head_dim";
 constexpr const char* kGranularity = "kvproj.granularity";
+constexpr const char* kKeys = "kvproj.keys";
 constexpr const char* kEnergy = "kvproj.energy_threshold";
 constexpr const char* kUniformRank = "kvproj.uniform_rank";
 constexpr const char* kMaxRank = "kvproj.max_rank";
@@ -63,11 +64,32 @@ int64_t KvProjection::projected_floats_per_token() const {
   return n;
 }
 
-std::string basis_tensor_name(int64_t layer, char kv) {
-  return "blk." + std::to_string(layer) + ".kv_proj_" + kv + ".basis";
+const char* key_position_name(KeyPosition k) { return k == KeyPosition::kPreRope ? "pre-rope" : "post-rope"; }
+
+KeyPosition parse_key_position(const std::string& s) {
+  if (s == "post-rope") return KeyPosition::kPostRope;
+  if (s == "pre-rope") return KeyPosition::kPreRope;
+  throw error("--keys: expected 'post-rope' or 'pre-rope', found '", s, "'");
 }
-std::string mean_tensor_name(int64_t layer, char kv) {
-  return "blk." + std::to_string(layer) + ".kv_proj_" + kv + ".mean";
+
+const char* projected_graph_name(KeyPosition k) {
+  return k == KeyPosition::kPreRope ? "decode-lowrank-kv-prerope.yaml" : "decode-lowrank-kv.yaml";
+}
+
+namespace {
+
+std::string tensor_stem(int64_t layer, char kv, KeyPosition keys) {
+  return "blk." + std::to_string(layer) + ".kv_proj_" + kv +
+         (kv == 'k' && keys == KeyPosition::kPreRope ? "_pre" : "");
+}
+
+}  // namespace
+
+std::string basis_tensor_name(int64_t layer, char kv, KeyPosition keys) {
+  return tensor_stem(layer, kv, keys) + ".basis";
+}
+std::string mean_tensor_name(int64_t layer, char kv, KeyPosition keys) {
+  return tensor_stem(layer, kv, keys) + ".mean";
 }
 
 void write_kv_projection(const KvProjection& p, const std::string& path) {
@@ -82,6 +104,7 @@ void write_kv_projection(const KvProjection& p, const std::string& path) {
   w.set_u32(kNHeadKv, static_cast<uint32_t>(p.n_head_kv));
   w.set_u32(kHeadDim, static_cast<uint32_t>(p.head_dim));
   w.set_string(kGranularity, granularity_name(p.granularity));
+  w.set_string(kKeys, key_position_name(p.keys));
   if (p.energy_threshold > 0) w.set_f64(kEnergy, p.energy_threshold);
   if (p.uniform_rank > 0) w.set_u32(kUniformRank, static_cast<uint32_t>(p.uniform_rank));
   w.set_u32(kMaxRank, static_cast<uint32_t>(p.max_rank));
@@ -101,8 +124,8 @@ void write_kv_projection(const KvProjection& p, const std::string& path) {
       const LayerBasis& b = kv == 'k' ? p.k[l] : p.v[l];
       const uint64_t basis_dims[] = {d, static_cast<uint64_t>(b.rank())};
       const uint64_t mean_dims[] = {d};
-      w.add_tensor(basis_tensor_name(l, kv), GGML_TYPE_F32, basis_dims);
-      w.add_tensor(mean_tensor_name(l, kv), GGML_TYPE_F32, mean_dims);
+      w.add_tensor(basis_tensor_name(l, kv, p.keys), GGML_TYPE_F32, basis_dims);
+      w.add_tensor(mean_tensor_name(l, kv, p.keys), GGML_TYPE_F32, mean_dims);
     }
   w.write_header();
   for (int64_t l = 0; l < p.n_layer; ++l)
@@ -136,6 +159,14 @@ KvProjection read_kv_projection(const GgufFile& f) {
   } catch (const Error& e) {
     throw error(where, ": ", kGranularity, ": ", e.what());
   }
+  // Files from before pre-rope keys existed have no kvproj.keys: their keys are post-rope.
+  if (f.find(kKeys)) {
+    try {
+      p.keys = parse_key_position(get_string(kKeys));
+    } catch (const Error& e) {
+      throw error(where, ": ", kKeys, ": ", e.what());
+    }
+  }
   if (const GgufValue* e = f.find(kEnergy)) p.energy_threshold = e->as_double(kEnergy);
   if (const GgufValue* r = f.find(kUniformRank)) p.uniform_rank = r->as_int(kUniformRank);
   p.max_rank = get_int(kMaxRank);
@@ -157,7 +188,8 @@ KvProjection read_kv_projection(const GgufFile& f) {
       for (int64_t r : b.ranks)
         if (r < 1 || r > group_dim)
           throw error(where, ": ", key, " layer ", l, ": expected ranks in 1..", group_dim, ", found ", r);
-      const std::string basis_name = basis_tensor_name(l, kv), mean_name = mean_tensor_name(l, kv);
+      const std::string basis_name = basis_tensor_name(l, kv, p.keys),
+                        mean_name = mean_tensor_name(l, kv, p.keys);
       const GgufTensorInfo& bt = f.tensor(basis_name);
       const GgufTensorInfo& mt = f.tensor(mean_name);
       const std::vector<uint64_t> want_basis{static_cast<uint64_t>(d), static_cast<uint64_t>(b.rank())};

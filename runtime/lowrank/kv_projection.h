@@ -9,6 +9,12 @@
 // slice; the layer tensor stacks them block-diagonally (head 0's rows first, zero outside the
 // head's slice), r = sum r_g. The ranks are also metadata (kvproj.k_ranks: n_layer entries, or
 // n_layer * n_head_kv for `head`) so a reader can check the blocks.
+//
+// Keys are fitted after RoPE (as attention caches them; graphs/decode-lowrank-kv.yaml) or
+// before it (`--keys pre-rope`; graphs/decode-lowrank-kv-prerope.yaml, which rotates the keys
+// it rebuilds). kvproj.keys records which; pre-rope key tensors are named
+// blk.{i}.kv_proj_k_pre.{basis,mean}, so that a file given to the other graph fails to bind
+// (a missing tensor) instead of running with keys on the wrong side of the rotation.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +38,12 @@ struct LayerBasis {
   int64_t rank() const;        // sum of ranks = rows of `basis`
 };
 
+enum class KeyPosition { kPostRope, kPreRope };
+const char* key_position_name(KeyPosition k);          // "post-rope", "pre-rope"
+KeyPosition parse_key_position(const std::string& s);  // throws for anything else
+// The shipped graph that reads a projection of keys at `k` ("decode-lowrank-kv.yaml", ...).
+const char* projected_graph_name(KeyPosition k);
+
 struct KvProjection {
   // Source model, checked against the model a projection is used with.
   std::string model_name;          // general.name of the model ("" when it has none)
@@ -40,6 +52,7 @@ struct KvProjection {
   int64_t n_layer = 0, n_head_kv = 0, head_dim = 0;
   // Settings it was made with.
   Granularity granularity = Granularity::kLayer;
+  KeyPosition keys = KeyPosition::kPostRope;  // where the keys were taken
   double energy_threshold = 0;  // > 0 when ranks came from an energy threshold
   int64_t uniform_rank = 0;     // > 0 when one rank was given for every group
   int64_t max_rank = 0;         // cap on a group's rank (0: none)
@@ -54,9 +67,10 @@ struct KvProjection {
   int64_t projected_floats_per_token() const;
 };
 
-// Tensor names of layer `layer` (the graph YAML spells the same pattern).
-std::string basis_tensor_name(int64_t layer, char kv);  // "blk.3.kv_proj_k.basis"
-std::string mean_tensor_name(int64_t layer, char kv);   // "blk.3.kv_proj_k.mean"
+// Tensor names of layer `layer` (the graph YAML spells the same pattern); `keys` only changes
+// the K names.
+std::string basis_tensor_name(int64_t layer, char kv, KeyPosition keys);  // "blk.3.kv_proj_k.basis"
+std::string mean_tensor_name(int64_t layer, char kv, KeyPosition keys);   // "blk.3.kv_proj_k_pre.mean"
 
 // Writes `p` (checks its own consistency first: a broken projection is an invariant failure).
 void write_kv_projection(const KvProjection& p, const std::string& path);

@@ -12,8 +12,8 @@ namespace gguflow::lowrank {
 namespace {
 
 // Panel geometry in SVG user units (pixels).
-constexpr double kPanelW = 440, kPanelH = 340;
-constexpr double kLeft = 64, kRight = 120, kTop = 36, kBottom = 52;  // margins inside a panel
+constexpr double kPanelW = 480, kPanelH = 340;
+constexpr double kLeft = 64, kRight = 150, kTop = 36, kBottom = 52;  // margins; legend on the right
 constexpr double kTitleH = 32;                                       // document title band
 
 // Colour-blind-friendly palette (Okabe-Ito, then Tableau), cycled.
@@ -55,18 +55,19 @@ double nice_step(double span, int n) {
   return 10 * mag;
 }
 
+// A linear axis (base 0) or a logarithmic one (base 2: ranks; base 10: errors over decades).
 struct Axis {
   double lo, hi;
-  bool log2;
+  double base;
+  double f(double v) const { return base == 2 ? std::log2(v) : base == 10 ? std::log10(v) : v; }
+  bool shows(double v) const { return base == 0 || v > 0; }  // a log axis has no place for v <= 0
   double map(double v, double a, double b) const {  // data -> [a, b]
-    const double x = log2 ? std::log2(v) : v;
-    const double l = log2 ? std::log2(lo) : lo, h = log2 ? std::log2(hi) : hi;
-    return a + (x - l) / (h - l) * (b - a);
+    return a + (f(v) - f(lo)) / (f(hi) - f(lo)) * (b - a);
   }
   std::vector<double> ticks() const {
     std::vector<double> t;
-    if (log2) {
-      for (double v = std::exp2(std::ceil(std::log2(lo))); v <= hi * (1 + 1e-9); v *= 2) t.push_back(v);
+    if (base > 0) {  // every power of the base in range
+      for (double v = std::pow(base, std::ceil(f(lo) - 1e-9)); v <= hi * (1 + 1e-9); v *= base) t.push_back(v);
       return t;
     }
     const double step = nice_step(hi - lo, 5);
@@ -77,26 +78,29 @@ struct Axis {
 
 Axis make_axis(const PlotPanel& p, bool x) {
   double lo = x ? p.x_min : p.y_min, hi = x ? p.x_max : p.y_max;
-  const bool log2 = x && p.log2_x;
+  const double base = x ? (p.log2_x ? 2 : 0) : (p.log10_y ? 10 : 0);
   if (lo >= hi) {
     lo = std::numeric_limits<double>::infinity();
     hi = -lo;
     for (const auto& s : p.series)
       for (const auto& [px, py] : s.points) {
         const double v = x ? px : py;
-        if (log2 && v <= 0) continue;
+        if (base > 0 && v <= 0) continue;
         lo = std::min(lo, v);
         hi = std::max(hi, v);
       }
-    if (!(lo <= hi)) lo = log2 ? 1 : 0, hi = log2 ? 2 : 1;
-    if (hi == lo) hi = log2 ? lo * 2 : lo + 1;
-    if (!log2) {  // round outwards to the tick step
+    if (!(lo <= hi)) lo = base > 0 ? 1 : 0, hi = base > 0 ? base : 1;
+    if (hi == lo) hi = base > 0 ? lo * base : lo + 1;
+    if (base == 10) {  // whole decades
+      lo = std::pow(10.0, std::floor(std::log10(lo)));
+      hi = std::pow(10.0, std::ceil(std::log10(hi)));
+    } else if (base == 0) {  // round outwards to the tick step
       const double step = nice_step(hi - lo, 5);
       lo = std::floor(lo / step) * step;
       hi = std::ceil(hi / step) * step;
     }
   }
-  return {lo, hi, log2};
+  return {lo, hi, base};
 }
 
 void render_panel(std::string& svg, const PlotPanel& p, double ox, double oy) {
@@ -136,7 +140,7 @@ void render_panel(std::string& svg, const PlotPanel& p, double ox, double oy) {
     std::string pts;
     std::string marks;
     for (const auto& [x, y] : s.points) {
-      if (ax.log2 && x <= 0) continue;
+      if (!ax.shows(x) || !ay.shows(y)) continue;
       const double sx = ax.map(x, x0, x1), sy = ay.map(y, y0, y1);
       pts += num(sx) + "," + num(sy) + " ";
       marks += "<circle cx=\"" + num(sx) + "\" cy=\"" + num(sy) + "\" r=\"2.5\" fill=\"" + colour + "\"/>\n";

@@ -19,10 +19,11 @@ struct PlotPanel {
   std::string title;     // above the panel, e.g. "K"
   std::string x_label;   // under the x axis
   std::string y_label;   // beside the y axis
-  bool log2_x = false;   // x on a log2 scale (ranks 1, 2, 4, ...); x must be > 0
+  bool log2_x = false;   // x on a log2 scale (ranks 1, 2, 4, ...); points with x <= 0 are left out
   // Axis ranges; when min >= max they are taken from the data (y padded to a round range).
   double x_min = 0, x_max = 0, y_min = 0, y_max = 0;
   std::vector<PlotSeries> series;
+  bool log10_y = false;  // y on a log10 scale (errors over decades); points with y <= 0 are left out
 };
 
 // The whole SVG document. Text is XML-escaped.

@@ -336,6 +336,87 @@ TEST(CliOutput, HelpKeepsTheDescriptionsLinesAndWidth) {
   for (std::string line; std::getline(lines, line);) EXPECT_LE(line.size(), 96u) << line;
 }
 
+// ---- kv eval --sweep: every method in one table ---------------------------------------------
+
+// The shape of the one table (JSON and Markdown): f32 first, the element types, each key
+// position's thresholds in order, the control last; the SVG has a line per method family.
+TEST(CliKvSweep, OneTableOfEveryMethodAndOnePlot) {
+  GGUFLOW_REQUIRE_DATA(kStories);
+  GGUFLOW_REQUIRE_DATA("text/calib.txt");
+  GGUFLOW_REQUIRE_DATA("text/eval.txt");
+  const std::filesystem::path dir = temp_dir() / "kv-sweep-cli";
+  const std::string texts = " --calib-text " + quote(data_path("text/calib.txt").string()) + " --text " +
+                            quote(data_path("text/eval.txt").string()) + " --work-dir " + quote(dir.string());
+  const Result json = sh("kv eval -m " + stories() + texts + " --sweep 0.9,1 --cache-types q8_0 -t 2 --json --svg " +
+                         quote((dir / "sweep.svg").string()));
+  ASSERT_EQ(json.status, 0) << json.err;
+  const JsonValue doc = parse_json(json.out);
+  const auto& rows = doc["rows"].array;
+  const std::vector<std::pair<std::string, double>> expected = {
+      {"f32", 0},   {"q8_0", 0}, {"low rank post-rope", 0.9}, {"low rank post-rope", 1}, {"low rank pre-rope", 0.9},
+      {"low rank pre-rope", 1}, {"zero (control)", 0}};
+  ASSERT_EQ(rows.size(), expected.size()) << json.out;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i]["method"].string, expected[i].first) << i;
+    EXPECT_EQ(rows[i]["threshold"].number, expected[i].second) << i;
+  }
+  // Full rank keeps every byte and every answer, with keys on either side of the rotation;
+  // q8_0 is 34 bytes per 32 values of 128.
+  for (size_t i : {3u, 5u}) {
+    EXPECT_EQ(rows[i]["ratio"].number, 1.0) << i;
+    EXPECT_EQ(rows[i]["top1_agreement"].number, 1.0) << i;
+    EXPECT_LT(rows[i]["logit_rel_l2"].number, 1e-4) << i;
+  }
+  EXPECT_NEAR(rows[1]["ratio"].number, 34.0 / 128, 0.005);
+  EXPECT_EQ(rows[6]["kv_bytes"].number, 0.0);
+  const std::string svg = read_file(dir / "sweep.svg");
+  for (const char* line : {"element types", "low rank post-rope", "low rank pre-rope", "zero (control)"})
+    EXPECT_NE(svg.find(line), std::string::npos) << line;
+  EXPECT_TRUE(std::filesystem::exists(dir / "pre-rope-energy-0.9.kvproj.gguf"));
+
+  // The Markdown table: a header, a rule and one line per row, 11 columns each.
+  const Result text = sh("kv eval -m " + stories() + texts + " --sweep 1 --keys pre-rope --cache-types f16 -t 2");
+  ASSERT_EQ(text.status, 0) << text.err;
+  std::vector<std::string> table;
+  std::istringstream lines(text.out);
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind("|", 0) == 0) table.push_back(line);
+  ASSERT_EQ(table.size(), 2u + 4u) << text.out;  // f32, f16, pre-rope 1, zero
+  for (const std::string& line : table) EXPECT_EQ(std::count(line.begin(), line.end(), '|'), 12) << line;
+  EXPECT_EQ(table[4].rfind("| low rank pre-rope | energy 1 |", 0), 0u) << table[4];
+}
+
+// Bad values are refused by name before the model runs.
+TEST(CliKvSweep, BadValuesAreClearErrors) {
+  GGUFLOW_REQUIRE_DATA(kStories);
+  const std::string base = "kv eval -m " + stories() + " --text " + quote(data_path("text/eval.txt").string()) +
+                           " --calib-text " + quote(data_path("text/calib.txt").string()) + " -t 1";
+  const std::pair<std::string, std::string> cases[] = {
+      {" --sweep 0.9,1.5", "--sweep: expected comma-separated thresholds in (0, 1], found '1.5' in '0.9,1.5'"},
+      {" --sweep 0.9,", "--sweep: expected comma-separated thresholds in (0, 1], found '' in '0.9,'"},
+      {" --sweep 0.9 --keys pre-rope,sideways", "--keys: expected 'post-rope' or 'pre-rope', found 'sideways'"},
+      {" --sweep 0.9 --cache-types f16,q5_0",
+       "--cache-types: expected a comma-separated list of f32, f16, q8_0, q4_0, found 'q5_0' in 'f16,q5_0'"},
+      {" --sweep 0.9 --granularity block", "--granularity: expected 'layer' or 'head', found 'block'"},
+  };
+  for (const auto& [args, message] : cases) {
+    const Result r = sh(base + args);
+    EXPECT_EQ(r.status, 1) << args << ": " << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << args << ": " << r.err;
+    EXPECT_TRUE(r.out.empty()) << args << ": " << r.out;
+  }
+  const Result mixed = sh(base + " --sweep 0.9 -ctk q8_0");
+  EXPECT_EQ(mixed.status, 2) << mixed.err;
+  EXPECT_NE(mixed.err.find("expected no --kv-proj, -ctk or -ctv"), std::string::npos) << mixed.err;
+  const Result no_calib = sh("kv eval -m " + stories() + " --text " + quote(data_path("text/eval.txt").string()) +
+                             " --sweep 0.9 -t 1");
+  EXPECT_NE(no_calib.status, 0);
+  EXPECT_NE(no_calib.err.find("--calib-text is required"), std::string::npos) << no_calib.err;
+  const Result help = sh("kv eval --help");
+  for (const char* option : {"--sweep", "--keys", "--calib-text", "--svg", "--cache-types"})
+    EXPECT_NE(help.out.find(option), std::string::npos) << option;
+}
+
 // ---- the other findings ----------------------------------------------------------------------
 
 TEST(CliFindings, SynthVocabSetsNVocab) {

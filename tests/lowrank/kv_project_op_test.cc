@@ -9,33 +9,12 @@
 #include <cmath>
 #include <random>
 
+#include "tests/lowrank/low_rank_reference.h"
 #include "tests/lowrank/random_orthonormal.h"
 #include "tests/ops/test_kernels.h"
 
 namespace gguflow {
 namespace {
-
-// Causal GQA in double over given keys/values [T][kv_row].
-std::vector<double> attention_reference(const ops::AttentionShape& s, const std::vector<float>& q,
-                                        const std::vector<double>& k, const std::vector<double>& v, int64_t T) {
-  const int64_t hd = s.head_dim, group = s.n_head / s.n_kv_head;
-  std::vector<double> out(T * s.q_row(), 0.0);
-  for (int64_t t = 0; t < T; ++t)
-    for (int64_t h = 0; h < s.n_head; ++h) {
-      const int64_t g = h / group;
-      std::vector<double> w(t + 1);
-      double mx = -1e300, sum = 0;
-      for (int64_t j = 0; j <= t; ++j) {
-        double d = 0;
-        for (int64_t i = 0; i < hd; ++i) d += double(q[t * s.q_row() + h * hd + i]) * k[j * s.kv_row() + g * hd + i];
-        mx = std::max(mx, w[j] = d / std::sqrt(double(hd)));
-      }
-      for (auto& x : w) sum += (x = std::exp(x - mx));
-      for (int64_t j = 0; j <= t; ++j)
-        for (int64_t i = 0; i < hd; ++i) out[t * s.q_row() + h * hd + i] += w[j] / sum * v[j * s.kv_row() + g * hd + i];
-    }
-  return out;
-}
 
 struct Case {
   ops::AttentionShape s{8, 4, 8};
@@ -45,12 +24,7 @@ struct Case {
 
 Case make_case(std::mt19937_64& rng) {
   Case c;
-  std::normal_distribution<float> g;
-  c.q.resize(c.T * c.s.q_row());
-  c.k.resize(c.T * c.s.kv_row());
-  c.v.resize(c.T * c.s.kv_row());
-  for (auto* x : {&c.q, &c.k, &c.v})
-    for (auto& e : *x) e = g(rng) + 0.5f;  // nonzero mean, so the mean terms matter
+  test::random_qkv(c.s, c.T, rng, &c.q, &c.k, &c.v);
   return c;
 }
 
@@ -79,7 +53,7 @@ TEST(KvProjectOp, FullOrthonormalBasisEqualsPlainAttention) {
   std::vector<float> basis(P.begin(), P.end()), mean(d);
   for (int64_t i = 0; i < d; ++i) mean[i] = 0.3f * static_cast<float>(i % 5);
   const auto out = run_op(c, basis, mean, d, basis, mean, d);
-  const auto ref = attention_reference(c.s, c.q, std::vector<double>(c.k.begin(), c.k.end()),
+  const auto ref = test::attention_reference(c.s, c.q, std::vector<double>(c.k.begin(), c.k.end()),
                                        std::vector<double>(c.v.begin(), c.v.end()), c.T);
   for (size_t i = 0; i < out.size(); ++i) EXPECT_NEAR(out[i], ref[i], 2e-5) << i;
 }
@@ -94,28 +68,14 @@ TEST(KvProjectOp, LowRankEqualsAttentionOverReconstructedCache) {
   std::vector<float> kb(P.begin(), P.begin() + kr * d), vb(P.begin() + 7 * d, P.begin() + (7 + vr) * d);
   std::vector<float> km(d), vm(d);
   for (int64_t i = 0; i < d; ++i) km[i] = 0.5f, vm[i] = -0.25f + 0.01f * static_cast<float>(i);
-  auto reconstruct = [&](const std::vector<float>& x, const std::vector<float>& b, const std::vector<float>& m,
-                         int64_t r) {
-    std::vector<double> out(x.size());
-    for (int64_t t = 0; t < c.T; ++t)
-      for (int64_t i = 0; i < d; ++i) {
-        double acc = m[i];
-        for (int64_t j = 0; j < r; ++j) {
-          double coord = 0;
-          for (int64_t e = 0; e < d; ++e) coord += double(b[j * d + e]) * (x[t * d + e] - m[e]);
-          acc += coord * b[j * d + i];
-        }
-        out[t * d + i] = acc;
-      }
-    return out;
-  };
   const auto out = run_op(c, kb, km, kr, vb, vm, vr);
-  const auto ref = attention_reference(c.s, c.q, reconstruct(c.k, kb, km, kr), reconstruct(c.v, vb, vm, vr), c.T);
+  const auto ref = test::attention_reference(c.s, c.q, test::reconstruct(c.k, kb, km, kr, d),
+                                             test::reconstruct(c.v, vb, vm, vr, d), c.T);
   double worst = 0;
   for (size_t i = 0; i < out.size(); ++i) worst = std::max(worst, std::fabs(out[i] - ref[i]));
   EXPECT_LT(worst, 2e-5);
   // And it is not plain attention: a rank-5 key cache changes the result.
-  const auto full = attention_reference(c.s, c.q, std::vector<double>(c.k.begin(), c.k.end()),
+  const auto full = test::attention_reference(c.s, c.q, std::vector<double>(c.k.begin(), c.k.end()),
                                         std::vector<double>(c.v.begin(), c.v.end()), c.T);
   double moved = 0;
   for (size_t i = 0; i < out.size(); ++i) moved = std::max(moved, std::fabs(out[i] - full[i]));

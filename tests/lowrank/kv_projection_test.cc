@@ -58,6 +58,22 @@ TEST(KvProjectionFile, RoundTripKeepsEverything) {
   EXPECT_EQ(r.k[1].mean, p.k[1].mean);
   EXPECT_EQ(r.full_floats_per_token(), 2 * 2 * 4);
   EXPECT_EQ(r.projected_floats_per_token(), 2 * 2 * 3);
+  EXPECT_EQ(r.keys, KeyPosition::kPostRope);
+}
+
+// Keys fitted before RoPE: recorded, read back, and stored under their own tensor names.
+TEST(KvProjectionFile, PreRopeKeysKeepTheirPositionAndNames) {
+  KvProjection p = small_projection();
+  p.keys = KeyPosition::kPreRope;
+  const std::string path = temp_file("prerope.kvproj.gguf");
+  write_kv_projection(p, path);
+  const auto file = GgufFile::open(path);
+  EXPECT_EQ(read_kv_projection(*file).keys, KeyPosition::kPreRope);
+  EXPECT_NE(file->find_tensor("blk.1.kv_proj_k_pre.basis"), nullptr);
+  EXPECT_EQ(file->find_tensor("blk.1.kv_proj_k.basis"), nullptr);
+  EXPECT_NE(file->find_tensor("blk.1.kv_proj_v.basis"), nullptr);
+  EXPECT_EQ(parse_key_position("pre-rope"), KeyPosition::kPreRope);
+  EXPECT_THROW(parse_key_position("before"), Error);
 }
 
 TEST(KvProjectionFile, NonBlockDiagonalHeadBasisIsRejected) {
@@ -117,6 +133,19 @@ TEST(SvgPlot, PanelsSeriesAxesAndLegend) {
   EXPECT_NE(svg.find("spectrum &amp; more"), std::string::npos);
   EXPECT_NE(svg.find(">32</text>"), std::string::npos);  // log2 ticks reach the dimension
   EXPECT_NE(svg.find(">16</text>"), std::string::npos);
+}
+
+// A log10 y axis spans whole decades of the data and leaves out what it cannot place (y <= 0).
+TEST(SvgPlot, Log10YAxisSpansDecadesAndLeavesOutZero) {
+  PlotPanel p{"KL", "bytes", "nats", false, 0, 100, 0, 0, {{"method", {{10, 0.002}, {50, 0.3}, {90, 0.0}}}}};
+  p.log10_y = true;
+  const std::string svg = render_svg("errors", {p});
+  size_t circles = 0;
+  for (size_t at = svg.find("<circle"); at != std::string::npos; at = svg.find("<circle", at + 1)) ++circles;
+  EXPECT_EQ(circles, 2u);
+  for (const char* tick : {">0.001</text>", ">0.01</text>", ">0.1</text>", ">1</text>"})
+    EXPECT_NE(svg.find(tick), std::string::npos) << tick;
+  EXPECT_EQ(svg.find(">0.0001</text>"), std::string::npos);
 }
 
 }  // namespace
