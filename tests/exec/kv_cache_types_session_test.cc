@@ -48,9 +48,10 @@ TEST(KvCacheTypes, SessionAllocatesTheBytesOfEachType) {
       }
       const std::string summary = s.kv_cache_summary();
       EXPECT_EQ(summary.rfind(std::to_string(s.kv_cache_bytes()) + " bytes = ", 0), 0u) << summary;
-      if (kt != KvCacheType::kF32 || vt != KvCacheType::kF32)
+      if (kt != KvCacheType::kF32 || vt != KvCacheType::kF32) {
         EXPECT_NE(summary.find(std::string("K ") + ops::kv_cache_type_name(kt) + ", V " + ops::kv_cache_type_name(vt)),
                   std::string::npos) << summary;
+      }
     }
 }
 

@@ -169,7 +169,9 @@ TEST_P(AttentionCacheTypes, MatchDoubleReferences) {
         }
         EXPECT_LE(worst_stored, 1e-5 * v_max) << where;
         EXPECT_LE(worst_exact, bound) << where << " (ds " << ds << ", dv " << dv << ")";
-        if (kt == KvCacheType::kF32 && vt == KvCacheType::kF32) EXPECT_EQ(ds + dv, 0.0) << where;
+        if (kt == KvCacheType::kF32 && vt == KvCacheType::kF32) {
+          EXPECT_EQ(ds + dv, 0.0) << where;
+        }
       }
   }
 }
