@@ -42,4 +42,16 @@ size_t decode_one(std::string_view text, size_t pos, uint32_t* cpt, bool* trunca
   return length;
 }
 
+std::optional<size_t> find_invalid_utf8(std::string_view text) {
+  size_t pos = 0;
+  while (pos < text.size()) {
+    uint32_t cpt;
+    bool truncated;
+    const size_t n = decode_one(text, pos, &cpt, &truncated);
+    if (n == 0) return pos;
+    pos += n;
+  }
+  return std::nullopt;
+}
+
 }  // namespace gguflow::utf8

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 namespace gguflow::utf8 {
@@ -13,5 +14,9 @@ namespace gguflow::utf8 {
 // when the bytes there are not one (overlong, surrogate, above U+10FFFF, stray continuation).
 // *truncated is true when the text ends inside a sequence that is valid so far.
 size_t decode_one(std::string_view text, size_t pos, uint32_t* cpt, bool* truncated);
+
+// Byte offset of the first invalid UTF-8 sequence in `text` (truncated, overlong, surrogate,
+// above U+10FFFF, stray continuation byte), or nullopt when the text is valid.
+std::optional<size_t> find_invalid_utf8(std::string_view text);
 
 }  // namespace gguflow::utf8

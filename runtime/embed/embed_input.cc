@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "ops/error.h"
+#include "runtime/core/utf8.h"
 #include "runtime/embed/json_line.h"
 
 namespace gguflow::embed {
@@ -27,32 +28,6 @@ InputFormat parse_input_format(std::string_view name) {
   throw error("--input-format: expected auto, text or jsonl, found '", name, "'");
 }
 
-size_t find_invalid_utf8(std::string_view s) {
-  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-  const size_t n = s.size();
-  for (size_t i = 0; i < n;) {
-    const unsigned char c = p[i];
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    size_t len;
-    uint32_t cp, min;
-    if (c >= 0xC2 && c <= 0xDF) len = 2, cp = c & 0x1F, min = 0x80;
-    else if (c >= 0xE0 && c <= 0xEF) len = 3, cp = c & 0x0F, min = 0x800;
-    else if (c >= 0xF0 && c <= 0xF4) len = 4, cp = c & 0x07, min = 0x10000;
-    else return i;  // a continuation byte, C0/C1 (overlong) or F5..FF
-    if (i + len > n) return i;
-    for (size_t k = 1; k < len; ++k) {
-      if ((p[i + k] & 0xC0) != 0x80) return i;
-      cp = (cp << 6) | (p[i + k] & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return i;
-    i += len;
-  }
-  return std::string_view::npos;
-}
-
 InputReport read_embed_inputs(std::istream& in, const std::string& name, InputFormat format,
                               bool skip_empty) {
   GGUFLOW_CHECK(format != InputFormat::kAuto);
@@ -66,7 +41,8 @@ InputReport read_embed_inputs(std::istream& in, const std::string& name, InputFo
     if (const void* nul = std::memchr(line.data(), '\0', line.size()))
       throw error(where, ": expected ", format_name(format), ", found a NUL byte at column ",
                   static_cast<const char*>(nul) - line.data() + 1, " (is this a binary file?)");
-    if (const size_t bad = find_invalid_utf8(line); bad != std::string::npos) {
+    if (const std::optional<size_t> invalid = utf8::find_invalid_utf8(line)) {
+      const size_t bad = *invalid;
       const unsigned byte = static_cast<unsigned char>(line[bad]);
       const char* digits = "0123456789abcdef";
       throw error(where, ": expected UTF-8 text, found the invalid byte 0x", digits[byte >> 4],

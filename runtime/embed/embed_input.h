@@ -51,8 +51,5 @@ InputReport read_embed_inputs(const std::string& path, const InputOptions& optio
 InputReport read_embed_inputs(std::istream& in, const std::string& name, InputFormat format,
                               bool skip_empty);
 
-// The 0-based byte offset of the first invalid UTF-8 sequence in `s` (overlong forms,
-// surrogates and code points above U+10FFFF are invalid), or npos when it is all valid.
-size_t find_invalid_utf8(std::string_view s);
 
 }  // namespace gguflow::embed

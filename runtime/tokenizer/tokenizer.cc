@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "ops/error.h"
+#include "runtime/core/utf8.h"
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/tokenizer/bpe_tokenizer.h"
 #include "runtime/tokenizer/byte_level.h"
@@ -41,7 +42,7 @@ Tokenizer Tokenizer::from_gguf(const GgufFile& file) {
 }
 
 std::vector<TokenId> Tokenizer::encode(std::string_view text, const EncodeOptions& options) const {
-  if (const auto bad = unicode::find_invalid_utf8(text)) {
+  if (const auto bad = utf8::find_invalid_utf8(text)) {
     char hex[8];
     std::snprintf(hex, sizeof hex, "0x%02X", static_cast<uint8_t>(text[*bad]));
     throw error("text to tokenize: byte offset ", *bad, ": expected valid UTF-8, found byte ",

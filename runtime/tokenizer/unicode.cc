@@ -48,18 +48,6 @@ using utf8::decode_one;
 
 }  // namespace
 
-std::optional<size_t> find_invalid_utf8(std::string_view text) {
-  size_t pos = 0;
-  while (pos < text.size()) {
-    uint32_t cpt;
-    bool truncated;
-    const size_t n = decode_one(text, pos, &cpt, &truncated);
-    if (n == 0) return pos;
-    pos += n;
-  }
-  return std::nullopt;
-}
-
 std::vector<uint32_t> decode_utf8(std::string_view text) {
   std::vector<uint32_t> cpts;
   cpts.reserve(text.size());

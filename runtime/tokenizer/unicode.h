@@ -49,11 +49,8 @@ uint32_t nfd_first(uint32_t cpt);
 // as llama.cpp's unicode_len_utf8: used to cut text into characters without validating it.
 size_t utf8_sequence_length(uint8_t lead);
 
-// Byte offset of the first invalid UTF-8 sequence in `text` (truncated, overlong, surrogate,
-// above U+10FFFF, stray continuation byte), or nullopt when the text is valid.
-std::optional<size_t> find_invalid_utf8(std::string_view text);
-
-// Decodes valid UTF-8 (checked with find_invalid_utf8 first); invalid bytes become U+FFFD.
+// Decodes valid UTF-8 (checked with utf8::find_invalid_utf8 first, runtime/core/utf8.h);
+// invalid bytes become U+FFFD.
 std::vector<uint32_t> decode_utf8(std::string_view text);
 void append_utf8(uint32_t cpt, std::string& out);
 

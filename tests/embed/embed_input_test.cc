@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "ops/error.h"
+#include "runtime/core/utf8.h"
 #include "runtime/embed/embed_input.h"
 #include "runtime/embed/json_line.h"
 #include "tests/support/error_of.h"
@@ -71,16 +72,17 @@ TEST(EmbedInput, NulByteIsReportedAsBinary) {
   EXPECT_NE(msg.find("binary"), std::string::npos) << msg;
 }
 
+// The check embed's input reader uses (runtime/core/utf8.h, shared with the tokenizers).
 TEST(EmbedInput, FindInvalidUtf8) {
-  EXPECT_EQ(find_invalid_utf8("plain ascii"), std::string::npos);
-  EXPECT_EQ(find_invalid_utf8("caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80"), std::string::npos);
-  EXPECT_EQ(find_invalid_utf8("a\x80"), 1u);                 // lone continuation byte
-  EXPECT_EQ(find_invalid_utf8("ab\xC0\xAF"), 2u);            // overlong '/'
-  EXPECT_EQ(find_invalid_utf8("\xE0\x80\xAF"), 0u);          // overlong 3-byte
-  EXPECT_EQ(find_invalid_utf8("x\xED\xA0\x80"), 1u);         // surrogate U+D800
-  EXPECT_EQ(find_invalid_utf8("\xF4\x90\x80\x80"), 0u);      // above U+10FFFF
-  EXPECT_EQ(find_invalid_utf8("ok\xE2\x82"), 2u);            // truncated at the end
-  EXPECT_EQ(find_invalid_utf8("\xFF"), 0u);
+  EXPECT_EQ(utf8::find_invalid_utf8("plain ascii"), std::nullopt);
+  EXPECT_EQ(utf8::find_invalid_utf8("caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80"), std::nullopt);
+  EXPECT_EQ(utf8::find_invalid_utf8("a\x80"), 1u);                 // lone continuation byte
+  EXPECT_EQ(utf8::find_invalid_utf8("ab\xC0\xAF"), 2u);            // overlong '/'
+  EXPECT_EQ(utf8::find_invalid_utf8("\xE0\x80\xAF"), 0u);          // overlong 3-byte
+  EXPECT_EQ(utf8::find_invalid_utf8("x\xED\xA0\x80"), 1u);         // surrogate U+D800
+  EXPECT_EQ(utf8::find_invalid_utf8("\xF4\x90\x80\x80"), 0u);      // above U+10FFFF
+  EXPECT_EQ(utf8::find_invalid_utf8("ok\xE2\x82"), 2u);            // truncated at the end
+  EXPECT_EQ(utf8::find_invalid_utf8("\xFF"), 0u);
 }
 
 TEST(EmbedInput, JsonlTakesTheTextField) {

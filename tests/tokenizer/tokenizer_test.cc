@@ -9,6 +9,7 @@
 #include "ops/error.h"
 #include "runtime/tokenizer/bpe_pretokenizer.h"
 #include "runtime/tokenizer/detokenizer.h"
+#include "runtime/core/utf8.h"
 #include "runtime/tokenizer/unicode.h"
 #include "tests/support/error_of.h"
 #include "tests/support/test_data.h"
@@ -130,7 +131,7 @@ std::string stream_whole(const Tokenizer& tok, const std::vector<TokenId>& ids,
   *empty_chunks = 0;
   for (TokenId id : ids) {
     const std::string chunk = stream.push(id);
-    EXPECT_FALSE(unicode::find_invalid_utf8(chunk).has_value()) << "chunk split a character";
+    EXPECT_FALSE(utf8::find_invalid_utf8(chunk).has_value()) << "chunk split a character";
     if (chunk.empty()) ++*empty_chunks;
     all += chunk;
   }
@@ -175,10 +176,10 @@ TEST(Unicode, ClassesAndUtf8Validation) {
   EXPECT_TRUE(unicode::flags_of(0x0301).is_mark());
   EXPECT_EQ(unicode::to_lower(0x00C9), 0x00E9u);  // É -> é
   EXPECT_EQ(unicode::nfd_first(0x00E9), 0x0065u);  // é -> e
-  EXPECT_EQ(unicode::find_invalid_utf8("ok \xC3\xA9"), std::nullopt);
-  EXPECT_EQ(unicode::find_invalid_utf8("\xC0\x80"), 0u);         // overlong
-  EXPECT_EQ(unicode::find_invalid_utf8("x\xED\xA0\x80"), 1u);    // surrogate
-  EXPECT_EQ(unicode::find_invalid_utf8("ab\xF4\x90\x80\x80"), 2u);  // above U+10FFFF
+  EXPECT_EQ(utf8::find_invalid_utf8("ok \xC3\xA9"), std::nullopt);
+  EXPECT_EQ(utf8::find_invalid_utf8("\xC0\x80"), 0u);         // overlong
+  EXPECT_EQ(utf8::find_invalid_utf8("x\xED\xA0\x80"), 1u);    // surrogate
+  EXPECT_EQ(utf8::find_invalid_utf8("ab\xF4\x90\x80\x80"), 2u);  // above U+10FFFF
   EXPECT_EQ(unicode::incomplete_utf8_suffix("a\xF0\x9F"), 2u);
   EXPECT_EQ(unicode::incomplete_utf8_suffix("a\xF0\x9F\xA6\x99"), 0u);
   EXPECT_EQ(unicode::incomplete_utf8_suffix("a\xFF"), 0u);  // invalid, not incomplete
