@@ -37,9 +37,7 @@ std::string wrap(const std::string& text, size_t width) {
       out += source + "\n";
       continue;
     }
-    const std::string indent = source.substr(0, source.find_first_not_of(' ') == std::string::npos
-                                                     ? 0
-                                                     : source.find_first_not_of(' '));
+    const std::string indent = source.substr(0, std::min(source.find_first_not_of(' '), source.size()));
     std::string line = indent;
     std::stringstream words(source);
     for (std::string word; words >> word;) {

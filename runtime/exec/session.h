@@ -135,7 +135,7 @@ class Session {
   // the caches grouped by kind of layer and their element types, for --verbose and bench
   // reports.
   std::string kv_cache_summary() const;
-  size_t packed_weight_bytes() const { return packed_.bytes(); }  // packed so far (0 before decode)
+  size_t packed_weight_bytes() const { return packed_.bytes(); }  // packed so far (0 before pack_weights())
   // The cache of each graph state (g.states order): k [rows][w.k], v [rows][w.v] elements of
   // its k_type / v_type with w = graph().states[s].layout (set by the op that writes the
   // state); position p in row p % rows (rows = n_ctx, or a ring for a sliding window).
