@@ -3,7 +3,7 @@
 // reaches, per plugin"):
 //   avx2, avx3:  vpmaddubsw + vpmaddwd (by ones) + vpaddd on 256-bit registers: 32 u8 x s8
 //                products per sequence (kernels_internal.h's DotU8I8 / AccumulateDot);
-//   avx3_dl:     vpdpbusd on 256-bit registers (decode) and on 512-bit registers (the prefill
+//   avx3_dl, avx3_vnni: vpdpbusd on 256-bit registers (decode) and on 512-bit registers (the prefill
 //                group pairs of kernels_packed.cc): 32 and 64 products per instruction.
 // Each benchmark runs kChains independent accumulator chains (enough to cover the instructions'
 // latency with their throughput on current cores) over operands held in registers: no memory

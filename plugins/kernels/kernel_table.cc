@@ -36,6 +36,14 @@
 __attribute__((section(GGUFLOW_TARGET_SECTION), used))
 const char kGguflowPluginTarget[] = GGUFLOW_TARGET_SECTION;
 
+// A CPU feature the build uses beyond its Highway target (runtime/plugins/cpu_features.h): the
+// avx3_vnni plugin is Highway's AVX3 compiled with -mavx512vnni (GGUFLOW_X86_VNNI), which
+// Highway's AVX3 check does not cover, so the loader must check it before loading.
+#if GGUFLOW_X86_VNNI && HWY_TARGET != HWY_AVX3_DL
+__attribute__((section(".gguflow_requires.AVX512VNNI"), used))
+const char kGguflowPluginRequires[] = ".gguflow_requires.AVX512VNNI";
+#endif
+
 namespace gguflow::kernels {
 namespace {
 

@@ -26,6 +26,16 @@
 #define GGUFLOW_X86_256 0
 #endif
 
+// The 8-bit multiply-accumulate vpdpbusd (VNNI) in its EVEX form, 256 and 512 bits: the
+// AVX3_DL build and the avx3_vnni build (Highway's AVX3 with -mavx512vnni: Cascade Lake, Ice
+// Lake and Zen 4, which lack the AVX-VNNI that Highway 1.0.3's AVX3_DL needs). Both get the same
+// kernels; the loader checks the CPU feature for avx3_vnni (kernel_table.cc's requires section).
+#if HWY_TARGET == HWY_AVX3_DL || (HWY_TARGET == HWY_AVX3 && defined(__AVX512VNNI__))
+#define GGUFLOW_X86_VNNI 1
+#else
+#define GGUFLOW_X86_VNNI 0
+#endif
+
 // AVX3 and AVX3_DL (AVX-512VL) have 32 vector registers, AVX2 16: prefill tiles (activation
 // rows per pass over a packed record) are sized by it.
 constexpr bool kWideTargets = HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL;
@@ -127,9 +137,9 @@ static inline void StorePackedGroup(__m256 rows, int64_t g, int64_t row_begin, i
 
 // acc + 8 int32 lanes, each the sum of 4 adjacent products u8 * i8. Exact for the operands
 // used here (|u * s| pairs stay below the 16-bit saturation of vpmaddubsw: u <= 128, |s| <=
-// 127), so the AVX3_DL build's single VNNI instruction gives the same integers.
+// 127), so the VNNI builds' single instruction gives the same integers.
 static inline __m256i DotU8I8Add(__m256i acc, __m256i u, __m256i s) {
-#if HWY_TARGET == HWY_AVX3_DL
+#if GGUFLOW_X86_VNNI
   return _mm256_dpbusd_epi32(acc, u, s);
 #else
   return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1)));
@@ -163,7 +173,7 @@ static inline __m256i UnpackStoredX86(const block_q5_0& b) {
 
 // 8 int32 lanes, each the sum of 4 adjacent products u8 * i8 (as DotU8I8Add).
 static inline __m256i DotU8I8(__m256i u, __m256i s) {
-#if HWY_TARGET == HWY_AVX3_DL
+#if GGUFLOW_X86_VNNI
   return _mm256_dpbusd_epi32(_mm256_setzero_si256(), u, s);
 #else
   return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));

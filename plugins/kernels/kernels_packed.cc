@@ -55,9 +55,9 @@ constexpr int kGroupRows = kPackedGroupRows;
 // kDotOffset - kOffset, and offset_sum takes kDotOffset * (sum of the activation integers) off
 // again. Q8_0 on AVX2/AVX3: 0, the sign trick (|q| times the activation with q's sign, one
 // vpsignb per activation row and register), because q + 128 would saturate vpmaddubsw's 16-bit
-// pair sums; on AVX3_DL vpdpbusd adds the products in 32 bits, so q + 128 (q xor 0x80, once per
+// pair sums; with VNNI (AVX3_DL, avx3_vnni) vpdpbusd adds the products in 32 bits, so q + 128 (q xor 0x80, once per
 // register for all activation rows) is exact and the per-activation vpsignb goes.
-constexpr int kQ8DotOffset = HWY_TARGET == HWY_AVX3_DL ? 128 : 0;
+constexpr int kQ8DotOffset = GGUFLOW_X86_VNNI ? 128 : 0;
 struct PackedQ4_0 {
   using Block = block_q4_0;
   static constexpr bool kFivePlanes = false;
@@ -257,7 +257,7 @@ inline __m256i ActivationOf(const RegisterWeights& w, const block_q8_0& a) {
 // a[i] (the offset over-count not yet taken off), for NA activation rows; the record is
 // unpacked once for all of them. AVX2: vpmaddubsw gives 16-bit pair sums of at most
 // 2 * max(u) * 128, so Fmt::kInt16Terms registers' products add up before widening (Q4_0:
-// 8 * 3840, Q5_0: 4 * 7936, Q8_0: 1 * 32512, all below 2^15); AVX3_DL: vpdpbusd. Integer sums
+// 8 * 3840, Q5_0: 4 * 7936, Q8_0: 1 * 32512, all below 2^15); VNNI: vpdpbusd. Integer sums
 // are exact, so the lanes are the same whatever NA and the order of additions.
 template <class Fmt, int NA>
 inline void BlockDots(const uint8_t* rec, const block_q8_0* const* a, __m256i* lanes) {
@@ -266,7 +266,7 @@ inline void BlockDots(const uint8_t* rec, const block_q8_0* const* a, __m256i* l
   if constexpr (Fmt::kFivePlanes)
     for (int j = 0; j < 5; ++j) planes[j] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rec + L::kPlanesAt + 32 * j));
   for (int i = 0; i < NA; ++i) lanes[i] = _mm256_setzero_si256();
-#if HWY_TARGET != HWY_AVX3_DL
+#if !GGUFLOW_X86_VNNI
   __m256i sum16[NA];
   const __m256i ones = _mm256_set1_epi16(1);
 #endif
@@ -275,7 +275,7 @@ inline void BlockDots(const uint8_t* rec, const block_q8_0* const* a, __m256i* l
     const RegisterWeights w = WeightsOf<Fmt, K>(rec, planes);
     for (int i = 0; i < NA; ++i) {
       const __m256i s = ActivationOf<Fmt, K>(w, *a[i]);
-#if HWY_TARGET == HWY_AVX3_DL
+#if GGUFLOW_X86_VNNI
       lanes[i] = DotU8I8Add(lanes[i], w.u, s);
 #else
       const __m256i p = _mm256_maddubs_epi16(w.u, s);
@@ -346,8 +346,8 @@ inline void DotColumns(const uint8_t* group, const block_q8_0* const* act, const
   }
 }
 
-#if HWY_TARGET == HWY_AVX3_DL
-// Two groups at once in 512-bit vectors (AVX3_DL): lanes 0-7 are group g0's rows, lanes 8-15
+#if GGUFLOW_X86_VNNI
+// Two groups at once in 512-bit vectors (VNNI builds): lanes 0-7 are group g0's rows, lanes 8-15
 // group g1's, so each activation quad is broadcast once for 16 rows and one vpdpbusd does the
 // work of two. Every lane gets exactly DotColumns' integer and float operations (the same
 // unsigned operands, the same exact dots, the same scale product and fused add per block), so a
@@ -358,7 +358,7 @@ inline void DotColumns(const uint8_t* group, const block_q8_0* const* act, const
 template <class Fmt, int NA>
 inline void DotColumnsPair(const uint8_t* group0, const uint8_t* group1, const block_q8_0* const* act,
                            const ActivationTerms* t, __m512* acc) {
-  static_assert(Fmt::kDotOffset > 0, "AVX3_DL multiplies every packed block-32 format unsigned by signed");
+  static_assert(Fmt::kDotOffset > 0, "VNNI multiplies every packed block-32 format unsigned by signed");
   using L = PackedLayout<Fmt>;
   for (int64_t c = 0; c < t[0].count; ++c) {
     const int64_t b = t[0].b0 + c;
@@ -412,7 +412,7 @@ void MulPacked(const void* w, size_t w_row_bytes, int64_t n, int64_t row_begin, 
   const int64_t nb = n / 32;
   ActivationTerms terms[NA];
   int64_t g = row_begin / kGroupRows;
-#if HWY_TARGET == HWY_AVX3_DL
+#if GGUFLOW_X86_VNNI
   for (; NA > 1 && (g + 1) * kGroupRows < row_end; g += 2) {  // group g + 1 has rows in the range
     const uint8_t* group0 = PackedGroupAt(w, w_row_bytes, g);
     const uint8_t* group1 = PackedGroupAt(w, w_row_bytes, g + 1);

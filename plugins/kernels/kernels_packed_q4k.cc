@@ -90,8 +90,8 @@ inline void RecordStep(const uint8_t* rec, const block_q8_K* const* a, __m256* a
   const __m256i nibbles = _mm256_set1_epi8(0x0F);
   __m256i isum[NA];
   for (int k = 0; k < NA; ++k) isum[k] = _mm256_setzero_si256();
-#if HWY_TARGET == HWY_AVX3_DL
-  // AVX3_DL: vpdpbusd adds each chunk's products in 32 bits (one instruction where vpmaddubsw
+#if GGUFLOW_X86_VNNI
+  // VNNI: vpdpbusd adds each chunk's products in 32 bits (one instruction where vpmaddubsw
   // and a 16-bit add were two), then one vpmulld per chunk applies the rows' scales (lane r:
   // byte `c` of the scale word zero-extended). The same exact integers: |chunk dot| <= 32 * 15 *
   // 128, times a 6-bit scale, eight chunks, stays far below 2^31.

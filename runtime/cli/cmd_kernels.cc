@@ -10,10 +10,23 @@
 #include "runtime/cli/commands.h"
 #include "ops/error.h"
 #include "runtime/core/json.h"
+#include "runtime/plugins/cpu_features.h"
 #include "runtime/plugins/kernel_plugins.h"
 
 namespace gguflow::cli {
 namespace {
+
+// The CPU features beyond Highway's targets that plugins may need (cpu_features.h), which this
+// CPU has.
+std::string cpu_features() {
+  std::string out;
+  for (const std::string& f : plugins::known_cpu_features()) {
+    if (!plugins::cpu_has_feature(f).value_or(false)) continue;
+    if (!out.empty()) out += ' ';
+    out += f;
+  }
+  return out.empty() ? "none" : out;
+}
 
 // The targets whose plugin builds this CPU runs (Highway's list, less AVX3_DL without AVX-VNNI).
 std::string cpu_targets() {
@@ -63,6 +76,7 @@ int run_kernels(int argc, char** argv) {
       const auto& c = candidates[i];
       plugin_list.push_back({{"name", c.name},
                              {"target", c.target},
+                             {"required_features", c.required_features},
                              {"path", c.path.string()},
                              {"supported", c.usable && load_error[i].empty()},
                              {"reason", c.usable ? load_error[i] : c.reason},
@@ -70,6 +84,7 @@ int run_kernels(int argc, char** argv) {
                              {"abi_version", abi[i]}});
     }
     const Json json = {{"cpu_targets", cpu_targets()},
+                       {"cpu_features", cpu_features()},
                        {"abi_version", GGUFLOW_KERNEL_ABI_VERSION},
                        {"selected", selected.plugin.name},
                        {"plugins", plugin_list}};
@@ -77,9 +92,9 @@ int run_kernels(int argc, char** argv) {
     return 0;
   }
 
-  std::printf("CPU targets: %s\nhost kernel ABI: %u\n\n", cpu_targets().c_str(),
-              GGUFLOW_KERNEL_ABI_VERSION);
-  std::printf("  %-9s %-8s %-4s %-40s %s\n", "name", "target", "ABI", "status", "path");
+  std::printf("CPU targets: %s\nCPU features: %s\nhost kernel ABI: %u\n\n", cpu_targets().c_str(),
+              cpu_features().c_str(), GGUFLOW_KERNEL_ABI_VERSION);
+  std::printf("  %-9s %-15s %-4s %-40s %s\n", "name", "build", "ABI", "status", "path");
   for (size_t i = 0; i < candidates.size(); ++i) {
     const auto& c = candidates[i];
     const bool is_selected = c.path == selected.plugin.path;
@@ -87,8 +102,8 @@ int run_kernels(int argc, char** argv) {
                                : !load_error[i].empty() ? "not usable: " + load_error[i]
                                : is_selected            ? "supported, selected"
                                                         : "supported";
-    std::printf("%s %-9s %-8s %-4s %-40s %s\n", is_selected ? "*" : " ", c.name.c_str(),
-                c.target.empty() ? "?" : c.target.c_str(), abi[i].c_str(), status.c_str(),
+    std::printf("%s %-9s %-15s %-4s %-40s %s\n", is_selected ? "*" : " ", c.name.c_str(),
+                c.target.empty() ? "?" : c.build().c_str(), abi[i].c_str(), status.c_str(),
                 c.path.string().c_str());
   }
   std::printf("\nselected: %s\n", selected.describe().c_str());

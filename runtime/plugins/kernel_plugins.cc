@@ -12,27 +12,12 @@
 #include <boost/dll/shared_library.hpp>
 #include <hwy/targets.h>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#endif
-
 #include "ops/error.h"
+#include "runtime/plugins/cpu_features.h"
 #include "runtime/plugins/plugin_file.h"
 
 namespace gguflow::plugins {
 namespace {
-
-// AVX-VNNI (the VEX-encoded VNNI of Alder Lake, Sapphire Rapids, Zen 5): CPUID leaf 7,
-// sub-leaf 1, EAX bit 4.
-bool cpu_has_avx_vnni() {
-#if defined(__x86_64__) || defined(__i386__)
-  unsigned a = 0, b = 0, c = 0, d = 0;
-  if (!__get_cpuid_count(7, 1, &a, &b, &c, &d)) return false;
-  return (a >> 4) & 1u;
-#else
-  return false;
-#endif
-}
 
 std::string env(const char* name) {
   const char* v = std::getenv(name);
@@ -51,6 +36,28 @@ Registry& registry() {
   return *r;
 }
 
+// Empty when the CPU has every feature the plugin needs (less options.missing_features), else
+// why not, one line.
+std::string missing_feature_reason(const std::vector<std::string>& required, const SelectOptions& options) {
+  for (const std::string& f : required) {
+    const std::optional<bool> has = cpu_has_feature(f);
+    if (!has) return "needs CPU feature '" + f + "', which this host does not know";
+    const bool hidden = std::find(options.missing_features.begin(), options.missing_features.end(), f) !=
+                        options.missing_features.end();
+    if (!*has || hidden) return "this CPU does not support " + f;
+  }
+  return "";
+}
+
+std::string joined(const std::vector<std::string>& names, const char* separator) {
+  std::string out;
+  for (const auto& n : names) {
+    if (!out.empty()) out += separator;
+    out += n;
+  }
+  return out;
+}
+
 std::string list_names(const std::vector<PluginCandidate>& candidates) {
   std::string names;
   for (const auto& c : candidates) {
@@ -62,9 +69,20 @@ std::string list_names(const std::vector<PluginCandidate>& candidates) {
 
 }  // namespace
 
+std::string PluginCandidate::build() const {
+  std::string out = target;
+  for (const auto& f : required_features) out += "+" + f;
+  return out;
+}
+
+bool better_build(const PluginCandidate& a, const PluginCandidate& b) {
+  if (a.target_bit != b.target_bit) return a.target_bit < b.target_bit;  // lower bits are better
+  return a.required_features.size() > b.required_features.size();
+}
+
 std::string SelectedKernels::describe() const {
   std::ostringstream out;
-  out << plugin.name << " (" << plugin.target << ", ABI " << abi_version << ") from "
+  out << plugin.name << " (" << plugin.build() << ", ABI " << abi_version << ") from "
       << plugin.path.string();
   return out.str();
 }
@@ -91,7 +109,7 @@ std::vector<std::filesystem::path> default_search_dirs() {
 
 int64_t runnable_targets() {
   int64_t targets = hwy::SupportedTargets();
-  if (!cpu_has_avx_vnni()) targets &= ~int64_t{HWY_AVX3_DL};
+  if (!cpu_has_feature("AVXVNNI").value_or(false)) targets &= ~int64_t{HWY_AVX3_DL};
   return targets;
 }
 
@@ -115,15 +133,22 @@ std::vector<PluginCandidate> scan_plugins(const SelectOptions& options) {
       const PluginFileInfo info = read_plugin_file(file);
       c.target = info.target;
       c.target_bit = info.target_bit;
+      c.required_features = info.required_features;
+      const std::vector<std::string> named_features = features_for_name(c.name);
       if (!info.problem.empty()) {
         c.reason = info.problem;
       } else if (!target_matches_name(c.name, c.target)) {
-        c.reason = "named '" + c.name + "' but built for " + c.target + " (broken build)";
+        c.reason = "named '" + c.name + "' but built for " + c.build() + " (broken build)";
+      } else if (!named_features.empty() && named_features != c.required_features) {
+        c.reason = "named '" + c.name + "' but built for " + c.build() + ", not with " +
+                   joined(named_features, "+") + " (broken build)";
       } else if ((c.target_bit & supported) == 0) {
         c.reason = "this CPU does not support " + c.target;
         if (c.target_bit == HWY_AVX3_DL && !options.supported_targets &&
             (hwy::SupportedTargets() & HWY_AVX3_DL) != 0)
           c.reason += " as built (it has the AVX-512 extensions but not AVX-VNNI)";
+      } else if (std::string why = missing_feature_reason(c.required_features, options); !why.empty()) {
+        c.reason = why;
       } else {
         c.usable = true;
       }
@@ -157,8 +182,8 @@ PluginCandidate choose_plugin(const std::vector<PluginCandidate>& candidates,
   }
   const PluginCandidate* best = nullptr;
   for (const auto& c : candidates) {
-    // Lower Highway bits are better targets; the first found wins a tie.
-    if (c.usable && (!best || c.target_bit < best->target_bit)) best = &c;
+    // The first found wins a tie.
+    if (c.usable && (!best || better_build(c, *best))) best = &c;
   }
   if (!best) {
     throw error("none of the kernel plugins found can run on this CPU (", list_names(candidates),
@@ -221,9 +246,8 @@ const SelectedKernels& select_kernels(const std::vector<PluginCandidate>& candid
   std::vector<const PluginCandidate*> order;
   for (const auto& c : candidates)
     if (c.usable) order.push_back(&c);
-  std::stable_sort(order.begin(), order.end(), [](const PluginCandidate* a, const PluginCandidate* b) {
-    return a->target_bit < b->target_bit;
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [](const PluginCandidate* a, const PluginCandidate* b) { return better_build(*a, *b); });
   std::string first_error;
   for (const PluginCandidate* c : order) {
     try {

@@ -2,8 +2,10 @@
 //
 // Search order: the folder holding the running executable, then each folder of
 // GGUFLOW_PLUGIN_PATH (colon-separated). Every candidate's target is read from the file
-// without loading it; a plugin whose target the CPU lacks is never loaded. Without a forced
-// name the best supported target wins (Highway's order: AVX3_DL > AVX3 > AVX2 > SSE4 > scalar).
+// without loading it, with the CPU features it needs beyond that target (cpu_features.h); a
+// plugin whose target or features the CPU lacks is never loaded. Without a forced name the best
+// supported target wins (Highway's order: AVX3_DL > AVX3 > AVX2 > SSE4 > scalar), and within a
+// target the build that uses more CPU features (avx3_vnni > avx3).
 // `--kernels NAME` (SelectOptions::forced) or GGUFLOW_KERNELS=NAME forces one.
 //
 // Loaded libraries stay loaded until the process exits, so tables and function pointers handed
@@ -31,6 +33,9 @@ struct SelectOptions {
   // Highway target bits this CPU can run; 0: runnable_targets(). A test hook: tests pass a
   // narrower mask to play a CPU without, say, AVX-512.
   int64_t supported_targets = 0;
+  // CPU features (cpu_features.h names) to treat as absent whatever CPUID says. A test hook, as
+  // supported_targets: a CPU with AVX-512 but without VNNI.
+  std::vector<std::string> missing_features;
 };
 
 // The Highway targets whose plugin builds this CPU can run: hwy::SupportedTargets(), less
@@ -44,9 +49,16 @@ struct PluginCandidate {
   std::filesystem::path path;    // absolute path of the .so
   std::string target;            // Highway target from the file, e.g. "AVX2"; empty if unreadable
   int64_t target_bit = 0;        // its HWY_* bit
-  bool usable = false;           // readable, named for its target, and the CPU supports it
+  std::vector<std::string> required_features;  // beyond the target, e.g. {"AVX512VNNI"}
+  bool usable = false;           // readable, named for its build, and the CPU supports it
   std::string reason;            // when !usable: why, one line
+  // The target and its extra features: "AVX3+AVX512VNNI", "AVX2".
+  std::string build() const;
 };
+
+// True when a is a better build than b: a better Highway target, or the same target with more
+// CPU features (both being usable is the caller's concern).
+bool better_build(const PluginCandidate& a, const PluginCandidate& b);
 
 // The chosen plugin: its table (valid for the process lifetime) and where it came from.
 struct SelectedKernels {

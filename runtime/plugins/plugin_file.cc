@@ -1,7 +1,6 @@
 #include "runtime/plugins/plugin_file.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cstring>
 #include <exception>
 #include <fstream>
@@ -115,15 +114,38 @@ int64_t target_bit_from_name(const std::string& name) {
   return 0;
 }
 
+namespace {
+
+// The plugins this project builds: name, Highway target, and the CPU features the build adds.
+struct BuiltPlugin {
+  const char* name;
+  const char* target;
+  const char* feature;  // nullptr: none
+};
+constexpr BuiltPlugin kBuilt[] = {
+    {"sse4", "SSE4", nullptr},      {"avx2", "AVX2", nullptr},       {"avx3", "AVX3", nullptr},
+    {"avx3_vnni", "AVX3", "AVX512VNNI"}, {"avx3_dl", "AVX3_DL", nullptr}, {"neon", "NEON", nullptr},
+    {"sve", "SVE", nullptr},        {"sve2", "SVE2", nullptr},
+};
+
+const BuiltPlugin* built_plugin(const std::string& name) {
+  for (const BuiltPlugin& p : kBuilt)
+    if (name == p.name) return &p;
+  return nullptr;
+}
+
+}  // namespace
+
 bool target_matches_name(const std::string& name, const std::string& target) {
   if (name == "scalar") return target == "SCALAR" || target == "EMU128";
-  static const char* const kBuilt[] = {"sse4", "avx2", "avx3", "avx3_dl", "neon", "sve", "sve2"};
-  if (std::find_if(std::begin(kBuilt), std::end(kBuilt),
-                   [&](const char* n) { return name == n; }) == std::end(kBuilt))
-    return true;
-  std::string upper = name;
-  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return upper == target;
+  const BuiltPlugin* p = built_plugin(name);
+  return !p || target == p->target;
+}
+
+std::vector<std::string> features_for_name(const std::string& name) {
+  const BuiltPlugin* p = built_plugin(name);
+  if (!p || !p->feature) return {};
+  return {p->feature};
 }
 
 PluginFileInfo read_plugin_file(const std::filesystem::path& file) {
@@ -138,17 +160,22 @@ PluginFileInfo read_plugin_file(const std::filesystem::path& file) {
     info.problem = std::string("corrupt ELF file (") + e.what() + ")";
     return info;
   }
-  const std::string prefix = kTargetSectionPrefix;
+  const std::string target_prefix = kTargetSectionPrefix, requires_prefix = kRequiresSectionPrefix;
+  bool has_target = false;
   for (const std::string& s : sections) {
-    if (s.compare(0, prefix.size(), prefix) != 0) continue;
-    info.target = s.substr(prefix.size());
-    info.target_bit = target_bit_from_name(info.target);
-    if (info.target_bit == 0) {
-      info.problem = "built for Highway target '" + info.target + "', which this host does not know";
+    if (s.compare(0, requires_prefix.size(), requires_prefix) == 0) {
+      info.required_features.push_back(s.substr(requires_prefix.size()));
+      continue;
     }
-    return info;
+    if (has_target || s.compare(0, target_prefix.size(), target_prefix) != 0) continue;
+    has_target = true;
+    info.target = s.substr(target_prefix.size());
+    info.target_bit = target_bit_from_name(info.target);
+    if (info.target_bit == 0)
+      info.problem = "built for Highway target '" + info.target + "', which this host does not know";
   }
-  info.problem = "no " + prefix + "* section: not a gguflow kernel plugin";
+  std::sort(info.required_features.begin(), info.required_features.end());
+  if (!has_target) info.problem = "no " + target_prefix + "* section: not a gguflow kernel plugin";
   return info;
 }
 

@@ -5,20 +5,27 @@
 //   FAKE_NO_SECTION:   an entry point but no ".gguflow_target.*" record.
 //   FAKE_CLAIMS_SSE4:  a file that records SSE4 (better than scalar) but whose loaded table
 //                      reports SCALAR: loading it fails, and selection must fall back.
+//   FAKE_NEEDS_UNKNOWN_FEATURE: a valid SCALAR plugin that also records a CPU feature no host
+//                      knows (".gguflow_requires.AVX9000"): it must never be loaded.
 #include "plugins/abi/kernel_abi.h"
 
-#if defined(FAKE_ABI_MISMATCH) || defined(FAKE_NO_ENTRY)
+#if defined(FAKE_ABI_MISMATCH) || defined(FAKE_NO_ENTRY) || defined(FAKE_NEEDS_UNKNOWN_FEATURE)
 __attribute__((section(".gguflow_target.SCALAR"), used)) const char kFakeTarget[] = "SCALAR";
+#endif
+
+#if defined(FAKE_NEEDS_UNKNOWN_FEATURE)
+__attribute__((section(".gguflow_requires.AVX9000"), used)) const char kFakeRequires[] = "AVX9000";
 #endif
 
 #if defined(FAKE_CLAIMS_SSE4)
 __attribute__((section(".gguflow_target.SSE4"), used)) const char kFakeTarget[] = "SSE4";
 #endif
 
-#if defined(FAKE_ABI_MISMATCH) || defined(FAKE_NO_SECTION) || defined(FAKE_CLAIMS_SSE4)
+#if defined(FAKE_ABI_MISMATCH) || defined(FAKE_NO_SECTION) || defined(FAKE_CLAIMS_SSE4) || \
+    defined(FAKE_NEEDS_UNKNOWN_FEATURE)
 extern "C" __attribute__((visibility("default"))) const GguflowKernels* gguflow_kernels_get(void) {
   static GguflowKernels table{};
-#if defined(FAKE_CLAIMS_SSE4)
+#if defined(FAKE_CLAIMS_SSE4) || defined(FAKE_NEEDS_UNKNOWN_FEATURE)
   table.abi_version = GGUFLOW_KERNEL_ABI_VERSION;
 #else
   table.abi_version = 999;

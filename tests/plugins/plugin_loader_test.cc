@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "ops/error.h"
+#include "runtime/plugins/cpu_features.h"
 #include "runtime/plugins/kernel_plugins.h"
 #include "runtime/plugins/plugin_file.h"
 #include "tests/support/error_of.h"
@@ -45,7 +46,7 @@ fs::path fake(const std::string& kind) {
 TEST(PluginFiles, EveryBuiltPluginHasTheTargetItsNameSays) {
   const auto candidates = plugins::scan_plugins(in_bin_dir());
 #if defined(__x86_64__)
-  for (const char* expected : {"scalar", "sse4", "avx2", "avx3", "avx3_dl"}) {
+  for (const char* expected : {"scalar", "sse4", "avx2", "avx3", "avx3_vnni", "avx3_dl"}) {
     bool found = false;
     for (const auto& c : candidates) found |= c.name == expected;
     EXPECT_TRUE(found) << "plugin " << expected << " not built in " << binary_dir();
@@ -57,6 +58,7 @@ TEST(PluginFiles, EveryBuiltPluginHasTheTargetItsNameSays) {
     ASSERT_EQ(info.problem, "");
     EXPECT_TRUE(plugins::target_matches_name(c.name, info.target))
         << c.name << " was built for " << info.target;
+    EXPECT_EQ(info.required_features, plugins::features_for_name(c.name)) << c.name;
     if (!c.usable) continue;
     // Loaded, the table reports hwy::TargetName(HWY_TARGET) of its build: the same target.
     const auto& loaded = plugins::load_plugin(c);
@@ -73,6 +75,10 @@ TEST(PluginFiles, NamesAndTargets) {
   EXPECT_TRUE(plugins::target_matches_name("avx2", "AVX2"));
   EXPECT_FALSE(plugins::target_matches_name("avx2", "SSSE3"));  // the Highway 1.0.3 -maes trap
   EXPECT_TRUE(plugins::target_matches_name("scalar", "EMU128"));
+  EXPECT_TRUE(plugins::target_matches_name("avx3_vnni", "AVX3"));
+  EXPECT_FALSE(plugins::target_matches_name("avx3_vnni", "AVX3_DL"));
+  EXPECT_EQ(plugins::features_for_name("avx3_vnni"), std::vector<std::string>{"AVX512VNNI"});
+  EXPECT_TRUE(plugins::features_for_name("avx3").empty());
   EXPECT_EQ(plugins::target_bit_from_name("AVX2"), HWY_AVX2);
 }
 
@@ -82,19 +88,22 @@ TEST(Selection, PicksTheBestTargetTheCpuSupports) {
   const int64_t supported = plugins::runnable_targets();
   for (const auto& c : plugins::scan_plugins(o)) {
     if (c.usable) {
-      EXPECT_LE(chosen.plugin.target_bit, c.target_bit) << c.name << " is better";
+      EXPECT_FALSE(plugins::better_build(c, chosen.plugin)) << c.name << " is better";
     }
-    EXPECT_EQ(c.usable, (c.target_bit & supported) != 0) << c.name;
+    bool has_features = true;
+    for (const auto& f : c.required_features) has_features &= plugins::cpu_has_feature(f).value_or(false);
+    EXPECT_EQ(c.usable, (c.target_bit & supported) != 0 && has_features) << c.name;
   }
   EXPECT_NE(chosen.describe().find(chosen.plugin.path.string()), std::string::npos);
 }
 
-// Plays a CPU that runs `supported` (whatever this machine has): the best plugin is `chosen`,
-// and forcing `refused` fails with one line naming its target `target`.
+// Plays a CPU that runs `supported` (whatever this machine has) and has no AVX-512 VNNI: the
+// best plugin is `chosen`, and forcing `refused` fails with one line naming its target `target`.
 void expect_choice_and_refusal(int64_t supported, const char* chosen, const char* refused,
                                const char* target) {
   SelectOptions o = in_bin_dir();
   o.supported_targets = supported;
+  o.missing_features = {"AVX512VNNI"};
   EXPECT_EQ(plugins::select_kernels(o).plugin.name, chosen);
   o.forced = refused;
   const std::string message = error_of([&] { plugins::select_kernels(o); });
@@ -107,10 +116,63 @@ TEST(Selection, WithoutAvx512TheAvx2PluginIsChosenAndAvx3IsRefused) {
                             "avx3", "AVX3");
 }
 
-// An AVX-512 CPU without the AVX3_DL extensions (or, as Ice Lake, without AVX-VNNI).
+// An AVX-512 CPU without the AVX3_DL extensions and without VNNI (Skylake-SP).
 TEST(Selection, WithoutAvx3DlTheAvx3PluginIsChosenAndAvx3DlIsRefused) {
   expect_choice_and_refusal(HWY_AVX3 | HWY_AVX2 | HWY_SSE4 | HWY_SSSE3 | HWY_EMU128 | HWY_SCALAR,
                             "avx3", "avx3_dl", "AVX3_DL");
+}
+
+// Cascade Lake, Ice Lake, Zen 4: AVX-512 with VNNI but without AVX-VNNI, so no AVX3_DL build:
+// the avx3_vnni plugin (AVX3 + AVX512VNNI) is chosen over avx3.
+TEST(Selection, WithAvx512VnniButNotAvx3DlTheAvx3VnniPluginIsChosen) {
+  if (!plugins::cpu_has_feature("AVX512VNNI").value_or(false) || !(plugins::runnable_targets() & HWY_AVX3))
+    GTEST_SKIP() << "this CPU has no AVX-512 VNNI";
+  SelectOptions o = in_bin_dir();
+  o.supported_targets = HWY_AVX3 | HWY_AVX2 | HWY_SSE4 | HWY_SSSE3 | HWY_EMU128 | HWY_SCALAR;
+  EXPECT_EQ(plugins::select_kernels(o).plugin.name, "avx3_vnni");
+}
+
+// The same CPU without VNNI (Skylake-SP): avx3 is chosen, and forcing avx3_vnni fails with one
+// line naming the missing feature.
+TEST(Selection, WithoutAvx512VnniTheAvx3PluginIsChosenAndAvx3VnniIsRefused) {
+  SelectOptions o = in_bin_dir();
+  o.supported_targets = HWY_AVX3 | HWY_AVX2 | HWY_SSE4 | HWY_SSSE3 | HWY_EMU128 | HWY_SCALAR;
+  o.missing_features = {"AVX512VNNI"};
+  if (!(plugins::runnable_targets() & HWY_AVX3)) o.supported_targets &= ~int64_t{HWY_AVX3};
+  EXPECT_EQ(plugins::select_kernels(o).plugin.name, (o.supported_targets & HWY_AVX3) ? "avx3" : "avx2");
+  o.forced = "avx3_vnni";
+  const std::string message = error_of([&] { plugins::select_kernels(o); });
+  const std::string expected = (o.supported_targets & HWY_AVX3) ? "this CPU does not support AVX512VNNI"
+                                                                 : "this CPU does not support AVX3";
+  EXPECT_NE(message.find(expected), std::string::npos) << message;
+  EXPECT_EQ(message.find('\n'), std::string::npos);
+}
+
+TEST(Selection, APluginNeedingAFeatureThisHostDoesNotKnowIsNeverLoaded) {
+  const fs::path dir = folder_with_plugin("future", fake("needs_unknown_feature"));
+  const auto info = plugins::read_plugin_file(dir / "libgguflow-kernels-future.so");
+  EXPECT_EQ(info.problem, "");
+  EXPECT_EQ(info.required_features, std::vector<std::string>{"AVX9000"});
+  SelectOptions o;
+  o.search_dirs = {dir};
+  const auto candidates = plugins::scan_plugins(o);
+  ASSERT_EQ(candidates.size(), 1u);
+  EXPECT_FALSE(candidates[0].usable);
+  EXPECT_EQ(candidates[0].reason, "needs CPU feature 'AVX9000', which this host does not know");
+  EXPECT_EQ(candidates[0].build(), "SCALAR+AVX9000");
+  o.forced = "future";
+  EXPECT_NE(error_of([&] { plugins::select_kernels(o); }).find("AVX9000"), std::string::npos);
+}
+
+// A plugin named avx3_vnni whose file lacks the VNNI record is a broken build, not an avx3.
+TEST(Selection, APluginNamedForVnniButBuiltWithoutItIsRefused) {
+  const fs::path dir = folder_with_plugin("avx3_vnni", binary_dir() / "libgguflow-kernels-avx3.so");
+  SelectOptions o;
+  o.search_dirs = {dir};
+  const auto candidates = plugins::scan_plugins(o);
+  ASSERT_EQ(candidates.size(), 1u);
+  EXPECT_FALSE(candidates[0].usable);
+  EXPECT_EQ(candidates[0].reason, "named 'avx3_vnni' but built for AVX3, not with AVX512VNNI (broken build)");
 }
 
 TEST(Selection, RunnableTargetsAreHighwaysLessAvx3DlWithoutAvxVnni) {
