@@ -198,39 +198,46 @@ const std::byte* RowAt(const void* rows, size_t row_bytes, int64_t j) {
   return static_cast<const std::byte*>(rows) + static_cast<size_t>(j) * row_bytes;
 }
 
-// y[0, n) += a[j] * x_j for j in [0, n_rows), in order of j, y held in registers across the
-// rows: load(j, e) is the f32 vector of row j's elements e.., at(j, e) one element. Element by
-// element the operations of AxpyF32 / AxpyF16: MulAdd over the vectors of [0, n - n % lanes),
-// a scalar multiply and add over the tail.
-template <class Load, class At>
-void AxpyRowsHeld(const float* a, int64_t n_rows, float* y, int64_t n, const Load& load, const At& at) {
+// y_q[0, n) += a_q[j] * x_j for j in [0, n_rows), in order of j, for NQ queries q over the same
+// rows, each y held in registers across the rows: load(j, e) is the f32 vector of row j's
+// elements e.., at(j, e) one element. Element by element the operations of AxpyF32 / AxpyF16:
+// MulAdd over the vectors of [0, n - n % lanes), a scalar multiply and add over the tail. Each
+// query's sequence is its own (NQ only interleaves them: the multiply-adds of one query depend on
+// each other row after row, so NQ > 1 keeps more of them in flight and loads each row once).
+template <int NQ, class Load, class At>
+void AxpyRowsHeld(const float* const* a, int64_t n_rows, float* const* y, int64_t n, const Load& load, const At& at) {
   const DF df;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
   int64_t e = 0;
   for (; e + 4 * lanes <= n; e += 4 * lanes) {
-    auto y0 = hn::LoadU(df, y + e), y1 = hn::LoadU(df, y + e + lanes);
-    auto y2 = hn::LoadU(df, y + e + 2 * lanes), y3 = hn::LoadU(df, y + e + 3 * lanes);
+    hn::Vec<DF> acc[NQ][4];
+    for (int q = 0; q < NQ; ++q)
+      for (int v = 0; v < 4; ++v) acc[q][v] = hn::LoadU(df, y[q] + e + v * lanes);
     for (int64_t j = 0; j < n_rows; ++j) {
-      const auto va = hn::Set(df, a[j]);
-      y0 = hn::MulAdd(va, load(j, e), y0);
-      y1 = hn::MulAdd(va, load(j, e + lanes), y1);
-      y2 = hn::MulAdd(va, load(j, e + 2 * lanes), y2);
-      y3 = hn::MulAdd(va, load(j, e + 3 * lanes), y3);
+      const hn::Vec<DF> x[4] = {load(j, e), load(j, e + lanes), load(j, e + 2 * lanes), load(j, e + 3 * lanes)};
+      for (int q = 0; q < NQ; ++q) {
+        const auto va = hn::Set(df, a[q][j]);
+        for (int v = 0; v < 4; ++v) acc[q][v] = hn::MulAdd(va, x[v], acc[q][v]);
+      }
     }
-    hn::StoreU(y0, df, y + e);
-    hn::StoreU(y1, df, y + e + lanes);
-    hn::StoreU(y2, df, y + e + 2 * lanes);
-    hn::StoreU(y3, df, y + e + 3 * lanes);
+    for (int q = 0; q < NQ; ++q)
+      for (int v = 0; v < 4; ++v) hn::StoreU(acc[q][v], df, y[q] + e + v * lanes);
   }
   for (; e + lanes <= n; e += lanes) {
-    auto y0 = hn::LoadU(df, y + e);
-    for (int64_t j = 0; j < n_rows; ++j) y0 = hn::MulAdd(hn::Set(df, a[j]), load(j, e), y0);
-    hn::StoreU(y0, df, y + e);
+    hn::Vec<DF> acc[NQ];
+    for (int q = 0; q < NQ; ++q) acc[q] = hn::LoadU(df, y[q] + e);
+    for (int64_t j = 0; j < n_rows; ++j) {
+      const auto x = load(j, e);
+      for (int q = 0; q < NQ; ++q) acc[q] = hn::MulAdd(hn::Set(df, a[q][j]), x, acc[q]);
+    }
+    for (int q = 0; q < NQ; ++q) hn::StoreU(acc[q], df, y[q] + e);
   }
   for (; e < n; ++e) {
-    float v = y[e];
-    for (int64_t j = 0; j < n_rows; ++j) v += a[j] * at(j, e);
-    y[e] = v;
+    for (int q = 0; q < NQ; ++q) {
+      float v = y[q][e];
+      for (int64_t j = 0; j < n_rows; ++j) v += a[q][j] * at(j, e);
+      y[q][e] = v;
+    }
   }
 }
 
@@ -257,7 +264,9 @@ void AxpyBlocksHeld(uint32_t type, const float* a, const void* rows, size_t row_
 
 void KvDotRows(uint32_t kv_type, const float* q, int64_t q_stride, int64_t n_q, const void* rows,
                size_t row_bytes, int64_t n_rows, int64_t offset, int64_t n, float* s, int64_t s_stride) {
-  // F32: four rows per pass of a query (DotF32's bits; f32 is the default cache).
+  // F32: several rows per pass of a query (DotF32's bits; f32 is the default cache). AVX-512:
+  // 16 rows with their reductions done together (DotF32Rows16), where a row's own reduction
+  // cost more than its multiply-adds for a 64-wide head; elsewhere four.
   constexpr int kF32Rows = 4;
   const auto f32 = [&](int64_t j) { return reinterpret_cast<const float*>(RowAt(rows, row_bytes, j)) + offset; };
   for (int64_t j0 = 0; j0 < n_rows; j0 += kRowChunk) {
@@ -267,6 +276,16 @@ void KvDotRows(uint32_t kv_type, const float* q, int64_t q_stride, int64_t n_q, 
       float* si = s + i * s_stride;
       int64_t j = j0;
       if (kv_type == GGML_TYPE_F32) {
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+        constexpr int kWide = 16;
+        if (row_bytes % sizeof(float) == 0 && n >= kWide) {
+          const int64_t stride = static_cast<int64_t>(row_bytes / sizeof(float));
+          for (; j + kF32Rows < j1; j += kWide) {  // a group of 5..16 rows
+            const int m = static_cast<int>(std::min<int64_t>(kWide, j1 - j));
+            DotF32Rows16(qi, f32(j), stride, m, n, si + j);
+          }
+        }
+#endif
         for (; j + kF32Rows <= j1; j += kF32Rows) {
           const float* four[kF32Rows] = {f32(j), f32(j + 1), f32(j + 2), f32(j + 3)};
           DotF32Rows<kF32Rows>(qi, four, n, si + j);
@@ -286,19 +305,31 @@ void KvAxpyRows(uint32_t kv_type, const float* a, int64_t a_stride, int64_t n_q,
     const std::byte* chunk = RowAt(rows, row_bytes, j0);
     const auto f32 = [&](int64_t j) { return reinterpret_cast<const float*>(RowAt(chunk, row_bytes, j)) + offset; };
     const auto f16 = [&](int64_t j) { return reinterpret_cast<const gguflow_fp16_t*>(RowAt(chunk, row_bytes, j)) + offset; };
-    for (int64_t i = 0; i < n_q; ++i) {
+    const auto load_f32 = [&](int64_t j, int64_t e) { return hn::LoadU(df, f32(j) + e); };
+    const auto at_f32 = [&](int64_t j, int64_t e) { return f32(j)[e]; };
+    const auto load_f16 = [&](int64_t j, int64_t e) {
+      return hn::PromoteTo(df, hn::LoadU(dh, reinterpret_cast<const hwy::float16_t*>(f16(j) + e)));
+    };
+    const auto at_f16 = [&](int64_t j, int64_t e) { return HalfToFloat(f16(j)[e]); };
+    // Queries kQueriesHeld at a time, then one by one (the same operations per query).
+    constexpr int kQueriesHeld = 4;
+    const auto held = [&](auto nq, int64_t i) {
+      constexpr int NQ = decltype(nq)::value;
+      const float* ai[NQ];
+      float* yi[NQ];
+      for (int q = 0; q < NQ; ++q) ai[q] = a + (i + q) * a_stride + j0, yi[q] = y + (i + q) * y_stride;
+      if (kv_type == GGML_TYPE_F32) AxpyRowsHeld<NQ>(ai, m, yi, n, load_f32, at_f32);
+      else AxpyRowsHeld<NQ>(ai, m, yi, n, load_f16, at_f16);
+    };
+    int64_t i0 = 0;
+    if (kv_type == GGML_TYPE_F32 || kv_type == GGML_TYPE_F16) {
+      for (; i0 + kQueriesHeld <= n_q; i0 += kQueriesHeld) held(std::integral_constant<int, kQueriesHeld>{}, i0);
+      for (; i0 < n_q; ++i0) held(std::integral_constant<int, 1>{}, i0);
+    }
+    for (int64_t i = i0; i < n_q; ++i) {
       const float* ai = a + i * a_stride + j0;
       float* yi = y + i * y_stride;
-      if (kv_type == GGML_TYPE_F32) {
-        AxpyRowsHeld(ai, m, yi, n, [&](int64_t j, int64_t e) { return hn::LoadU(df, f32(j) + e); },
-                     [&](int64_t j, int64_t e) { return f32(j)[e]; });
-      } else if (kv_type == GGML_TYPE_F16) {
-        AxpyRowsHeld(ai, m, yi, n,
-                     [&](int64_t j, int64_t e) {
-                       return hn::PromoteTo(df, hn::LoadU(dh, reinterpret_cast<const hwy::float16_t*>(f16(j) + e)));
-                     },
-                     [&](int64_t j, int64_t e) { return HalfToFloat(f16(j)[e]); });
-      } else if (offset % kBlock == 0 && n % kBlock == 0) {
+      if (offset % kBlock == 0 && n % kBlock == 0) {
         AxpyBlocksHeld(kv_type, ai, chunk, row_bytes, m, offset, yi, n);
       } else {
         for (int64_t j = 0; j < m; ++j) AxpyBlocks(kv_type, ai[j], RowAt(chunk, row_bytes, j), offset, yi, n);

@@ -116,7 +116,8 @@ TEST_P(KvCacheRows, DotAndAxpyReadStoredRows) {
 // kv_dot_rows / kv_axpy_rows (ABI 5) over a run of rows for a block of queries: the bits of
 // the one-row kv_dot / kv_axpy calls of the same plugin (kv_axpy in order of the row), and the
 // scalar plugin's results to float rounding; for heads on block boundaries and inside a block,
-// f32 / f16 heads whose width leaves a tail after the vectors (20), rows a little further
+// f32 / f16 heads whose width leaves a tail after the vectors (20) and 128-wide ones (the
+// register-held 16-row dot of AVX-512), rows a little further
 // apart than their bytes, and runs longer than the kernels' 64-row chunk.
 TEST_P(KvCacheRows, RowsEntriesAreTheOneRowCallsBitForBit) {
   const GguflowKernels& k = plugin_table(GetParam());
@@ -124,8 +125,8 @@ TEST_P(KvCacheRows, RowsEntriesAreTheOneRowCallsBitForBit) {
   struct Geometry {
     int64_t width, head_dim;
   };
-  const Geometry block_geometries[] = {{32, 8}, {128, 64}, {480, 96}};
-  const Geometry float_geometries[] = {{32, 8}, {128, 64}, {60, 20}};
+  const std::vector<Geometry> block_geometries = {{32, 8}, {128, 64}, {480, 96}};
+  const std::vector<Geometry> float_geometries = {{32, 8}, {128, 64}, {60, 20}, {256, 128}};
   constexpr int64_t kRows = 150, kQueries = 5;
   uint32_t seed = 500;
   for (uint32_t type : kKvTypes) {
