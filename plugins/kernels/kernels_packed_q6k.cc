@@ -92,6 +92,34 @@ inline __m256i HighBits(__m256i qh) {
 template <int H, int NA>
 inline void HalfStep(const uint8_t* rec, const block_q8_K* const* a, __m256i* isum) {
   const __m256i nibbles = _mm256_set1_epi8(0x0F);
+#if GGUFLOW_X86_VNNI
+  // VNNI prefill: vpdpbusd adds a 16-element group's four quads in 32 bits, then one vpmulld
+  // applies the rows' group scales (sign-extended bytes): 6 instructions per group and
+  // activation row where the 16-bit pairs took ~10. The same exact integers (|group dot| <=
+  // 16 * 63 * 128, times a scale of at most 128, sixteen groups: far below 2^31), so the same bits.
+  const auto chunk_vnni = [&](auto c) {
+    constexpr int C = decltype(c)::value;
+#pragma GCC unroll 2
+    for (int g = 0; g < 2; ++g) {
+      const __m256i scale_bytes = Load(rec + kScalesAt + 32 * ((2 * (4 * H + C) + g) / 4));
+      const int byte = (2 * (4 * H + C) + g) % 4;  // the group's scale byte in each row's lane
+      const __m256i scales = _mm256_srai_epi32(_mm256_slli_epi32(scale_bytes, 24 - 8 * byte), 24);
+      __m256i d[NA];
+      for (int k = 0; k < NA; ++k) d[k] = _mm256_setzero_si256();
+#pragma GCC unroll 4
+      for (int i = 4 * g; i < 4 * g + 4; ++i) {
+        const __m256i v = Load(rec + LowOffset(H, C % 2, i));
+        const __m256i nibble = _mm256_and_si256(C < 2 ? v : _mm256_srli_epi16(v, 4), nibbles);
+        const __m256i u = _mm256_or_si256(nibble, HighBits<C>(Load(rec + HighOffset(H, i))));
+#pragma GCC unroll 8
+        for (int k = 0; k < NA; ++k)
+          d[k] = _mm256_dpbusd_epi32(d[k], u, ActivationQuad(a[k]->qs + 32 * (4 * H + C) + 4 * i));
+      }
+#pragma GCC unroll 8
+      for (int k = 0; k < NA; ++k) isum[k] = _mm256_add_epi32(isum[k], _mm256_mullo_epi32(d[k], scales));
+    }
+  };
+#endif
   // Chunk 4H+C alone, quads in pairs added in 16 bits (prefill: NA 16-bit sums live at once).
   const auto chunk = [&](auto c) {
     constexpr int C = decltype(c)::value;
@@ -146,10 +174,18 @@ inline void HalfStep(const uint8_t* rec, const block_q8_K* const* a, __m256i* is
     quad_pair(std::integral_constant<int, 4>{}, std::integral_constant<int, 1>{});
     quad_pair(std::integral_constant<int, 6>{}, std::integral_constant<int, 1>{});
   } else {
+#if GGUFLOW_X86_VNNI
+    (void)chunk;
+    chunk_vnni(std::integral_constant<int, 0>{});
+    chunk_vnni(std::integral_constant<int, 1>{});
+    chunk_vnni(std::integral_constant<int, 2>{});
+    chunk_vnni(std::integral_constant<int, 3>{});
+#else
     chunk(std::integral_constant<int, 0>{});
     chunk(std::integral_constant<int, 1>{});
     chunk(std::integral_constant<int, 2>{});
     chunk(std::integral_constant<int, 3>{});
+#endif
   }
 }
 
@@ -233,7 +269,8 @@ void DequantizePackedRowQ6K(const void* w, size_t w_row_bytes, int64_t n, int64_
 
 void MatMulPackedQ6K(const MatMulArgs& args) {
 #if GGUFLOW_X86_256
-  ForEachMatMulTile<4>(args, [](const MatMulArgs& rows, int64_t a0, auto na) { MatMulTile<decltype(na)::value>(rows, a0); });
+  // VNNI: 8 activation rows per pass (the 32-bit group sums need no 16-bit pairs in flight).
+  ForEachMatMulTile<GGUFLOW_X86_VNNI ? 8 : 4>(args, [](const MatMulArgs& rows, int64_t a0, auto na) { MatMulTile<decltype(na)::value>(rows, a0); });
 #else
   (void)args;
 #endif
