@@ -347,6 +347,38 @@ inline void DotColumns(const uint8_t* group, const block_q8_0* const* act, const
 }
 
 #if GGUFLOW_X86_VNNI
+// The 256-bit (rec, 32 * j) of two records side by side: rec0's in the low half, rec1's in the high.
+inline __m512i LoadPair(const uint8_t* rec0, const uint8_t* rec1, size_t at) {
+  return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(rec0 + at))),
+                            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rec1 + at)), 1);
+}
+
+// WeightsOf's unsigned operand u of register K for two records at once (16 rows): the same
+// byte operations on both halves, done once in 512 bits instead of twice in 256.
+template <class Fmt, int K>
+inline __m512i WeightsOfPair(const uint8_t* rec0, const uint8_t* rec1, const __m512i* planes) {
+  using L = PackedLayout<Fmt>;
+  const auto mask = [](__m512i v, int m) { return _mm512_and_si512(v, _mm512_set1_epi8(static_cast<char>(m))); };
+  if constexpr (Fmt::kFivePlanes) {
+    (void)rec0, (void)rec1;
+    if constexpr (K < 5) return mask(planes[K], 0x1F);
+    const __m512i low = _mm512_srli_epi16(mask(planes[K - 5], 0xE0), 5);  // bits 0-2
+    if constexpr (K < 7) return _mm512_or_si512(low, _mm512_srli_epi16(mask(planes[K - 2], 0x60), 2));  // bits 3-4
+    const __m512i top = _mm512_or_si512(_mm512_srli_epi16(mask(planes[3], 0x80), 4),   // bit 3
+                                        _mm512_srli_epi16(mask(planes[4], 0x80), 3));  // bit 4
+    return _mm512_or_si512(low, top);
+  } else if constexpr (Fmt::kBytes) {
+    (void)planes, (void)mask;
+    const __m512i q = LoadPair(rec0, rec1, L::kBytesAt + 32 * K);
+    if constexpr (Fmt::kOffset > 0) return q;  // panels: stored unsigned already
+    return _mm512_xor_si512(q, _mm512_set1_epi8(static_cast<char>(0x80)));  // Q8_0: q + 128
+  } else {
+    (void)planes;
+    const __m512i pair = LoadPair(rec0, rec1, L::kNibblesAt + 32 * (K % 4));
+    return mask(K < 4 ? pair : _mm512_srli_epi16(pair, 4), 0x0F);
+  }
+}
+
 // Two groups at once in 512-bit vectors (VNNI builds): lanes 0-7 are group g0's rows, lanes 8-15
 // group g1's, so each activation quad is broadcast once for 16 rows and one vpdpbusd does the
 // work of two. Every lane gets exactly DotColumns' integer and float operations (the same
@@ -364,20 +396,16 @@ inline void DotColumnsPair(const uint8_t* group0, const uint8_t* group1, const b
     const int64_t b = t[0].b0 + c;
     const uint8_t* rec0 = group0 + b * L::kColumnBytes;
     const uint8_t* rec1 = group1 + b * L::kColumnBytes;
-    __m256i planes0[5], planes1[5];
+    __m512i planes[5];
     if constexpr (Fmt::kFivePlanes)
-      for (int j = 0; j < 5; ++j) {
-        planes0[j] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rec0 + L::kPlanesAt + 32 * j));
-        planes1[j] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rec1 + L::kPlanesAt + 32 * j));
-      }
+      for (int j = 0; j < 5; ++j) planes[j] = LoadPair(rec0, rec1, L::kPlanesAt + 32 * j);
     // Each row's integer sum starts at -offset * sum(a) (exact: the same integers in another
     // order of addition), which saves a subtraction per activation row and block.
     __m512i lanes[NA];
     for (int i = 0; i < NA; ++i) lanes[i] = _mm512_set1_epi32(t[i].minus_offset_sum[c]);
     const auto step = [&](auto k) {
       constexpr int K = decltype(k)::value;
-      const __m512i u = _mm512_inserti64x4(_mm512_castsi256_si512(WeightsOf<Fmt, K>(rec0, planes0).u),
-                                           WeightsOf<Fmt, K>(rec1, planes1).u, 1);
+      const __m512i u = WeightsOfPair<Fmt, K>(rec0, rec1, planes);
       for (int i = 0; i < NA; ++i) {
         int32_t quad;
         std::memcpy(&quad, act[i][b].qs + 4 * K, 4);
