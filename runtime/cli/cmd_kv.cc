@@ -27,6 +27,7 @@ void add_common(Args& args) {
   model_option(args, "GGUF model");
   threads_option(args);
   kernels_option(args);
+  args.flag("-q,--quiet", "no progress lines on stderr (each run of the model over a text, with its time)");
 }
 
 StudyModel open_model(const Args& args, const char* command) {
@@ -34,7 +35,9 @@ StudyModel open_model(const Args& args, const char* command) {
   plugins::SelectOptions kernel_options;
   kernel_options.forced = args.get("--kernels");
   const plugins::SelectedKernels& kernels = plugins::select_kernels(kernel_options);
-  return StudyModel::open(args.get("--model"), *kernels.table, threads_value(args));
+  StudyModel m = StudyModel::open(args.get("--model"), *kernels.table, threads_value(args));
+  m.quiet = args.has("--quiet");
+  return m;
 }
 
 constexpr const char* kKeysHelp =

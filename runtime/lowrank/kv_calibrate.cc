@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "ops/error.h"
+#include "runtime/core/json.h"
 #include "runtime/lowrank/svg_plot.h"
 
 namespace gguflow::lowrank {
@@ -79,26 +80,27 @@ void print_spectrum_text(const KvAnalysis& a, const std::string& model, FILE* ou
 }
 
 void print_spectrum_json(const KvAnalysis& a, const std::string& model, FILE* out) {
-  std::fprintf(out, "{\"model\": \"%s\", \"tokens\": %lld, \"granularity\": \"%s\", \"keys\": \"%s\", \"dim\": %lld, \"groups\": [\n",
-               model.c_str(), static_cast<long long>(a.tokens), granularity_name(a.granularity),
-               key_position_name(a.keys), static_cast<long long>(a.group_dim));
+  Json groups = Json::array();
   for (int64_t i = 0; i < a.n_layer * a.groups; ++i)
     for (int kv = 0; kv < 2; ++kv) {
       const Components& c = kv == 0 ? a.k[i] : a.v[i];
-      std::fprintf(out, "  {\"layer\": %lld, \"head\": %lld, \"kv\": \"%s\", \"energy\": [",
-                   static_cast<long long>(i / a.groups),
-                   static_cast<long long>(a.granularity == Granularity::kHead ? i % a.groups : -1), kv ? "V" : "K");
-      for (size_t r = 0; r < c.energy.size(); ++r) std::fprintf(out, "%s%.6f", r ? ", " : "", c.energy[r]);
-      std::fprintf(out, "], \"eigenvalues\": [");
-      for (size_t r = 0; r < c.eigen.values.size(); ++r) std::fprintf(out, "%s%.6g", r ? ", " : "", c.eigen.values[r]);
-      std::fprintf(out, "], \"rank_50\": %lld, \"rank_90\": %lld, \"rank_95\": %lld, \"rank_99\": %lld}%s\n",
-                   static_cast<long long>(rank_for_energy(c.energy, 0.5)),
-                   static_cast<long long>(rank_for_energy(c.energy, 0.9)),
-                   static_cast<long long>(rank_for_energy(c.energy, 0.95)),
-                   static_cast<long long>(rank_for_energy(c.energy, 0.99)),
-                   i + 1 == a.n_layer * a.groups && kv == 1 ? "" : ",");
+      groups.push_back({{"layer", i / a.groups},
+                        {"head", a.granularity == Granularity::kHead ? i % a.groups : -1},
+                        {"kv", kv ? "V" : "K"},
+                        {"energy", c.energy},
+                        {"eigenvalues", c.eigen.values},
+                        {"rank_50", rank_for_energy(c.energy, 0.5)},
+                        {"rank_90", rank_for_energy(c.energy, 0.9)},
+                        {"rank_95", rank_for_energy(c.energy, 0.95)},
+                        {"rank_99", rank_for_energy(c.energy, 0.99)}});
     }
-  std::fprintf(out, "]}\n");
+  const Json doc = {{"model", model},
+                    {"tokens", a.tokens},
+                    {"granularity", granularity_name(a.granularity)},
+                    {"keys", key_position_name(a.keys)},
+                    {"dim", a.group_dim},
+                    {"groups", std::move(groups)}};
+  std::fprintf(out, "%s\n", json_text(doc).c_str());
 }
 
 void write_spectrum_svg(const KvAnalysis& a, const std::string& model, const std::string& path) {

@@ -1,6 +1,8 @@
 #include "runtime/lowrank/kv_collect.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -39,6 +41,12 @@ std::vector<int32_t> tokenize_text_file(const StudyModel& m, const std::string& 
 }
 
 int64_t min_samples_for(int64_t dim) { return 2 * dim; }
+
+void report(const StudyModel& m, const std::string& line) {
+  if (m.quiet) return;
+  std::fprintf(stderr, "gguflow kv: %s\n", line.c_str());
+  std::fflush(stderr);
+}
 
 namespace {
 
@@ -123,8 +131,19 @@ KvSamples collect_kv(const StudyModel& m, std::span<const int32_t> tokens, int64
     for (int64_t l = 0; l < s.n_layer; ++l) unrotate.emplace_back(*g, state[l], chunk, graph_path);
   std::vector<float> pre;  // [chunk][row]: one layer's keys rotated back
 
+  const auto start = std::chrono::steady_clock::now();
+  const std::string what = std::string("collecting keys (") + key_position_name(keys) + ") and values";
+  report(m, what + " over " + std::to_string(n) + " tokens" +
+                (chunk < n ? " in runs of " + std::to_string(chunk) : ""));
   for (int64_t begin = 0; begin < n; begin += chunk) {
     const int64_t len = std::min(chunk, n - begin);
+    if (begin > 0) {
+      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      char line[160];
+      std::snprintf(line, sizeof line, "%s: %lld of %lld tokens (%.1f s)", what.c_str(),
+                    static_cast<long long>(begin), static_cast<long long>(n), elapsed);
+      report(m, line);
+    }
     session.reset();
     session.prefill(tokens.subspan(static_cast<size_t>(begin), static_cast<size_t>(len)));
     for (int64_t l = 0; l < s.n_layer; ++l) {

@@ -27,9 +27,15 @@ struct StudyModel {
   int n_threads = 0;  // 0: every core
   int64_t n_layer = 0, n_head_kv = 0, head_dim = 0;
   std::string name;  // general.name ("" when absent)
+  bool quiet = false;  // no progress lines (report)
 
   static StudyModel open(const std::string& path, const GguflowKernels& kernels, int n_threads);
 };
+
+// One progress line on stderr, "gguflow kv: <line>", unless m.quiet: a study runs the model over
+// its texts many times (a sweep of 15 caches over 2,000 tokens of a 0.6 B model takes tens of
+// minutes on two cores) and the user should see which run it is in and how long each took.
+void report(const StudyModel& m, const std::string& line);
 
 // Reads a UTF-8 text file and tokenizes it with the model's tokenizer (BOS as the model wants).
 // Throws naming the file when it cannot be read or is empty.

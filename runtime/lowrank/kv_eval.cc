@@ -4,8 +4,10 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 
 #include "ops/error.h"
+#include "runtime/core/json.h"
 #include "runtime/exec/session.h"
 #include "runtime/graph/graph_choice.h"
 #include "runtime/graph/load.h"
@@ -17,7 +19,14 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-CacheRun run_graph(const StudyModel& m, const std::string& graph_path,
+// "<label>: N tokens in S s (T tokens/s)", after a run.
+void report_run(const StudyModel& m, const std::string& label, size_t tokens, double seconds) {
+  char line[200];
+  std::snprintf(line, sizeof line, "%s: %zu tokens in %.1f s", label.c_str(), tokens, seconds);
+  report(m, line);
+}
+
+CacheRun run_graph(const StudyModel& m, const std::string& label, const std::string& graph_path,
                    std::vector<std::shared_ptr<const GgufFile>> weight_files, std::span<const int32_t> tokens,
                    CacheTypes types = {}) {
   graph::LoadOptions load;
@@ -34,6 +43,7 @@ CacheRun run_graph(const StudyModel& m, const std::string& graph_path,
   const auto start = std::chrono::steady_clock::now();
   session.prefill(tokens, &run.logits);
   run.seconds = seconds_since(start);
+  report_run(m, label, tokens.size(), run.seconds);
   run.n_vocab = session.output_width();
   run.kv_bytes = session.kv_cache_bytes();
   run.kv_bytes_per_token = static_cast<double>(session.kv_cache_bytes()) / static_cast<double>(session.n_ctx());
@@ -50,14 +60,6 @@ void log_softmax(const float* x, int64_t n, std::vector<double>* out) {
   for (int64_t i = 0; i < n; ++i) (*out)[i] = static_cast<double>(x[i]) - lse;
 }
 
-void print_metrics_json(const std::string& name, const CacheMetrics& m, bool last, FILE* out) {
-  std::fprintf(out,
-               "  \"%s\": {\"kld_mean\": %.9g, \"top1_agreement\": %.6f, \"perplexity\": %.6f, "
-               "\"logit_rel_l2\": %.9g, \"kv_bytes_per_token\": %.1f, \"kv_bytes\": %llu}%s\n",
-               name.c_str(), m.kld_mean, m.top1_agreement, m.perplexity, m.logit_rel_l2,
-               m.kv_bytes_per_token, static_cast<unsigned long long>(m.kv_bytes), last ? "" : ",");
-}
-
 }  // namespace
 
 std::string CacheTypes::name() const {
@@ -65,14 +67,16 @@ std::string CacheTypes::name() const {
 }
 
 CacheRun run_full(const StudyModel& m, std::span<const int32_t> tokens, CacheTypes types) {
-  return run_graph(m, graph::default_graph_path(*m.file, graph::Job::kGenerate), {}, tokens, types);
+  return run_graph(m, types.name() + " cache", graph::default_graph_path(*m.file, graph::Job::kGenerate), {},
+                   tokens, types);
 }
 
 CacheRun run_projected(const StudyModel& m, const std::string& projection_path, std::span<const int32_t> tokens) {
   auto file = GgufFile::open(projection_path);
   const KvProjection p = read_kv_projection(*file);
   check_projection_matches_model(p, projection_path, *m.file);
-  return run_graph(m, graph::find_shipped_graph(projected_graph_name(p.keys)), {file}, tokens);
+  return run_graph(m, "projected cache " + std::filesystem::path(projection_path).filename().string(),
+                   graph::find_shipped_graph(projected_graph_name(p.keys)), {file}, tokens);
 }
 
 CacheRun run_zero(const StudyModel& m, std::span<const int32_t> tokens) {
@@ -85,7 +89,17 @@ CacheRun run_zero(const StudyModel& m, std::span<const int32_t> tokens) {
   CacheRun run;
   run.n_vocab = session.output_width();
   const auto start = std::chrono::steady_clock::now();
-  for (int32_t t : tokens) {
+  // One token per step: by far the slowest run, so it reports every tenth of the text once it
+  // has taken a few seconds.
+  const size_t every = std::max<size_t>(1, tokens.size() / 10);
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    const int32_t t = tokens[i];
+    if (i > 0 && i % every == 0 && seconds_since(start) >= 2.0) {
+      char line[160];
+      std::snprintf(line, sizeof line, "zeroed-cache control (one token a step): %zu of %zu tokens (%.1f s)", i,
+                    tokens.size(), seconds_since(start));
+      report(m, line);
+    }
     for (size_t s = 0; s < g->states.size(); ++s) {  // forget every earlier token
       const ops::KvCacheView& c = session.kv_caches()[s];
       std::memset(c.k, 0, c.k_row_bytes * static_cast<size_t>(c.rows * c.slots));
@@ -95,6 +109,7 @@ CacheRun run_zero(const StudyModel& m, std::span<const int32_t> tokens) {
     run.logits.insert(run.logits.end(), logits.begin(), logits.end());
   }
   run.seconds = seconds_since(start);
+  report_run(m, "zeroed-cache control", tokens.size(), run.seconds);
   run.kv_bytes_per_token = 0;  // it keeps nothing of the past
   return run;
 }
@@ -163,12 +178,20 @@ void print_eval_text(const EvalResult& r, FILE* out) {
   row("zero", r.zero);
 }
 
+Json metrics_json(const CacheMetrics& m) {
+  return {{"kld_mean", m.kld_mean},
+          {"top1_agreement", m.top1_agreement},
+          {"perplexity", m.perplexity},
+          {"logit_rel_l2", m.logit_rel_l2},
+          {"kv_bytes_per_token", m.kv_bytes_per_token},
+          {"kv_bytes", m.kv_bytes}};
+}
+
 void print_eval_json(const EvalResult& r, FILE* out) {
-  std::fprintf(out, "{\n  \"tokens\": %lld,\n", static_cast<long long>(r.tokens));
-  print_metrics_json("full", r.full, false, out);
-  for (const auto& [name, m] : r.tested) print_metrics_json(name, m, false, out);
-  print_metrics_json("zero", r.zero, true, out);
-  std::fprintf(out, "}\n");
+  Json doc = {{"tokens", r.tokens}, {"full", metrics_json(r.full)}};
+  for (const auto& [name, m] : r.tested) doc[name] = metrics_json(m);
+  doc["zero"] = metrics_json(r.zero);
+  std::fprintf(out, "%s\n", json_text(doc).c_str());
 }
 
 }  // namespace gguflow::lowrank

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "ops/kv_cache_type.h"
+#include "runtime/core/json.h"
 #include "runtime/lowrank/kv_collect.h"
 
 namespace gguflow::lowrank {
@@ -70,6 +71,9 @@ EvalResult evaluate(const StudyModel& m, const std::string& projection_path,
                     std::span<const CacheTypes> cache_types, std::span<const int32_t> tokens);
 
 void print_eval_text(const EvalResult& r, FILE* out);
+// The metrics as a JSON object (kld_mean, top1_agreement, perplexity, logit_rel_l2,
+// kv_bytes_per_token, kv_bytes).
+Json metrics_json(const CacheMetrics& m);
 // {"tokens": T, "full": {...}, "projected": {...}, "K q8_0, V q8_0": {...}, "zero": {...}}
 // with keys kld_mean, top1_agreement, perplexity, logit_rel_l2, kv_bytes_per_token.
 void print_eval_json(const EvalResult& r, FILE* out);

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "ops/error.h"
+#include "runtime/core/json.h"
 #include "runtime/lowrank/svg_plot.h"
 
 namespace gguflow::lowrank {
@@ -135,24 +136,20 @@ void print_sweep_text(const SweepResult& r, FILE* out) {
 }
 
 void print_sweep_json(const SweepResult& r, FILE* out) {
-  std::fprintf(out, "{\"model\": \"%s\", \"granularity\": \"%s\", \"calibration_tokens\": %lld, \"tokens\": %lld,\n",
-               r.model.c_str(), granularity_name(r.granularity), static_cast<long long>(r.calibration_tokens),
-               static_cast<long long>(r.eval_tokens));
-  std::fprintf(out, " \"rows\": [\n");
-  for (size_t i = 0; i < r.rows.size(); ++i) {
-    const SweepRow& row = r.rows[i];
-    const CacheMetrics& m = row.metrics;
-    std::fprintf(out,
-                 "  {\"method\": \"%s\", \"threshold\": %.6g, \"k_ranks\": \"%s\", \"v_ranks\": \"%s\", "
-                 "\"ratio\": %.6f, \"kv_bytes_per_token\": %.1f, \"kv_bytes\": %llu, \"kld_mean\": %.9g, "
-                 "\"top1_agreement\": %.6f, \"perplexity\": %.6f, \"logit_rel_l2\": %.9g, "
-                 "\"tokens_per_second\": %.1f}%s\n",
-                 row.method.c_str(), row.threshold, rank_list(row.k_ranks).c_str(), rank_list(row.v_ranks).c_str(),
-                 row.ratio, m.kv_bytes_per_token, static_cast<unsigned long long>(m.kv_bytes), m.kld_mean,
-                 m.top1_agreement, m.perplexity, m.logit_rel_l2, m.tokens_per_second,
-                 i + 1 < r.rows.size() ? "," : "");
+  Json rows = Json::array();
+  for (const SweepRow& row : r.rows) {
+    Json j = {{"method", row.method}, {"threshold", row.threshold}, {"k_ranks", rank_list(row.k_ranks)},
+              {"v_ranks", rank_list(row.v_ranks)}, {"ratio", row.ratio}};
+    j.update(metrics_json(row.metrics));
+    j["tokens_per_second"] = row.metrics.tokens_per_second;
+    rows.push_back(std::move(j));
   }
-  std::fprintf(out, "]}\n");
+  const Json doc = {{"model", r.model},
+                    {"granularity", granularity_name(r.granularity)},
+                    {"calibration_tokens", r.calibration_tokens},
+                    {"tokens", r.eval_tokens},
+                    {"rows", std::move(rows)}};
+  std::fprintf(out, "%s\n", json_text(doc).c_str());
 }
 
 void write_sweep_svg(const SweepResult& r, const std::string& path) {

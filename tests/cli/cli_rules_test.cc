@@ -386,6 +386,30 @@ TEST(CliKvSweep, OneTableOfEveryMethodAndOnePlot) {
   EXPECT_EQ(table[4].rfind("| low rank pre-rope | energy 1 |", 0), 0u) << table[4];
 }
 
+// A study runs the model many times: each run is a progress line on stderr (off with --quiet),
+// and the JSON stays one valid document whatever the model file is called.
+TEST(CliKvSweep, ProgressOnStderrAndJsonForAnyFileName) {
+  GGUFLOW_REQUIRE_DATA(kStories);
+  GGUFLOW_REQUIRE_DATA("text/eval.txt");
+  const std::filesystem::path odd = temp_dir() / "stories \"260K\" \\ copy.gguf";
+  std::filesystem::copy_file(data_path(kStories), odd);
+  const std::string text = " --text " + quote(data_path("text/eval.txt").string());
+  const Result eval = sh("kv eval -m " + quote(odd.string()) + text + " --cache-types q8_0 -t 2 --json");
+  ASSERT_EQ(eval.status, 0) << eval.err;
+  EXPECT_NO_THROW(parse_json(eval.out)) << eval.out;
+  for (const char* line : {"gguflow kv: K f32, V f32 cache: ", "gguflow kv: K q8_0, V q8_0 cache: ",
+                           "gguflow kv: zeroed-cache control: "})
+    EXPECT_NE(eval.err.find(line), std::string::npos) << line << "\n" << eval.err;
+  const Result quiet = sh("kv eval -m " + quote(odd.string()) + text + " --cache-types q8_0 -t 2 --json --quiet");
+  ASSERT_EQ(quiet.status, 0) << quiet.err;
+  EXPECT_EQ(quiet.err, "");
+  const Result spectrum = sh("kv spectrum -m " + quote(odd.string()) + text + " -t 2 --json -q");
+  ASSERT_EQ(spectrum.status, 0) << spectrum.err;
+  const JsonValue doc = parse_json(spectrum.out);
+  EXPECT_EQ(doc["model"].string, odd.filename().string());
+  EXPECT_EQ(spectrum.err, "");
+}
+
 // Bad values are refused by name before the model runs.
 TEST(CliKvSweep, BadValuesAreClearErrors) {
   GGUFLOW_REQUIRE_DATA(kStories);
