@@ -170,6 +170,101 @@ inline void RecordStep(const uint8_t* rec, const block_q8_K* const* a, __m256* a
   }
 }
 
+#if GGUFLOW_X86_VNNI
+inline __m512i LoadPair(const uint8_t* rec0, const uint8_t* rec1, size_t at) {
+  return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(rec0 + at))),
+                            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rec1 + at)), 1);
+}
+
+// The 8 fp16 scales at `at` of two records: rec0's rows in lanes 0-7, rec1's in lanes 8-15.
+inline __m512 HalvesPair(const uint8_t* rec0, const uint8_t* rec1, size_t at) {
+  const __m256i h = _mm256_inserti128_si256(
+      _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rec0 + at))),
+      _mm_loadu_si128(reinterpret_cast<const __m128i*>(rec1 + at)), 1);
+  return _mm512_cvtph_ps(h);
+}
+
+// RecordStep (VNNI) for two groups at once in 512-bit vectors, prefill only: lanes 0-7 are
+// rec0's rows, lanes 8-15 rec1's, so each activation quad is broadcast once for 16 rows and one
+// vpdpbusd does the work of two. Every lane gets exactly RecordStep's integer and float
+// operations, so a row's bits do not depend on whether its group went alone or in a pair (as
+// kernels_packed.cc's DotColumnsPair for the block-32 formats).
+template <int NA>
+inline void RecordStepPair(const uint8_t* rec0, const uint8_t* rec1, const block_q8_K* const* a, __m512* acc,
+                           __m512* acc_min) {
+  const __m512i w0 = LoadPair(rec0, rec1, kScalesAt), w1 = LoadPair(rec0, rec1, kScalesAt + 32),
+                w2 = LoadPair(rec0, rec1, kScalesAt + 64);
+  const __m512i mask6 = _mm512_set1_epi32(0x3f3f3f3f), mask4 = _mm512_set1_epi32(0x0f0f0f0f),
+                mask2 = _mm512_set1_epi32(0x03030303);
+  const __m512i sc_lo = _mm512_and_si512(w0, mask6);
+  const __m512i sc_hi = _mm512_or_si512(_mm512_and_si512(w2, mask4),
+                                        _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(w0, 6), mask2), 4));
+  const __m512i min_lo = _mm512_and_si512(w1, mask6);
+  const __m512i min_hi = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(w2, 4), mask4),
+                                         _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(w1, 6), mask2), 4));
+  const __m512i nibbles = _mm512_set1_epi8(0x0F);
+  __m512i isum[NA];
+  for (int k = 0; k < NA; ++k) isum[k] = _mm512_setzero_si512();
+  const auto pair = [&](int p, __m512i low_scales, __m512i high_scales) {
+    __m512i low[NA], high[NA];
+    for (int k = 0; k < NA; ++k) low[k] = high[k] = _mm512_setzero_si512();
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; ++i) {
+      const __m512i v = LoadPair(rec0, rec1, kQsAt + 256 * p + 32 * i);
+      const __m512i u_low = _mm512_and_si512(v, nibbles);
+      const __m512i u_high = _mm512_and_si512(_mm512_srli_epi16(v, 4), nibbles);
+#pragma GCC unroll 8
+      for (int k = 0; k < NA; ++k) {
+        int32_t lo, hi;
+        std::memcpy(&lo, a[k]->qs + 64 * p + 4 * i, 4);
+        std::memcpy(&hi, a[k]->qs + 64 * p + 32 + 4 * i, 4);
+        low[k] = _mm512_dpbusd_epi32(low[k], u_low, _mm512_set1_epi32(lo));
+        high[k] = _mm512_dpbusd_epi32(high[k], u_high, _mm512_set1_epi32(hi));
+      }
+    }
+#pragma GCC unroll 8
+    for (int k = 0; k < NA; ++k)
+      isum[k] = _mm512_add_epi32(isum[k], _mm512_add_epi32(_mm512_mullo_epi32(low[k], low_scales),
+                                                           _mm512_mullo_epi32(high[k], high_scales)));
+  };
+  const auto byte = [](__m512i words, int c) {  // byte c of every 32-bit lane, zero-extended
+    return _mm512_and_si512(_mm512_srli_epi32(words, 8 * c), _mm512_set1_epi32(0xFF));
+  };
+  pair(0, byte(sc_lo, 0), byte(sc_lo, 1));
+  pair(1, byte(sc_lo, 2), byte(sc_lo, 3));
+  pair(2, byte(sc_hi, 0), byte(sc_hi, 1));
+  pair(3, byte(sc_hi, 2), byte(sc_hi, 3));
+
+  // LaneBytePair<Lo, Hi> on both halves (the control repeats per 128-bit lane).
+  const auto byte_pair = [](__m512i v, int lo, int hi) {
+    constexpr char z = static_cast<char>(0x80);
+    const __m128i control = _mm_setr_epi8(static_cast<char>(lo), z, static_cast<char>(hi), z, static_cast<char>(4 + lo), z,
+                                          static_cast<char>(4 + hi), z, static_cast<char>(8 + lo), z,
+                                          static_cast<char>(8 + hi), z, static_cast<char>(12 + lo), z,
+                                          static_cast<char>(12 + hi), z);
+    return _mm512_shuffle_epi8(v, _mm512_broadcast_i32x4(control));
+  };
+  const __m512i min_pairs[4] = {byte_pair(min_lo, 0, 1), byte_pair(min_lo, 2, 3), byte_pair(min_hi, 0, 1),
+                                byte_pair(min_hi, 2, 3)};
+  const __m512 d = HalvesPair(rec0, rec1, kDAt), dmin = HalvesPair(rec0, rec1, kDminAt);
+#pragma GCC unroll 4
+  for (int k = 0; k < NA; ++k) {
+    const auto bsum_pair = [&](int j) {
+      const int32_t even = a[k]->bsums[4 * j] + a[k]->bsums[4 * j + 1];
+      const int32_t odd = a[k]->bsums[4 * j + 2] + a[k]->bsums[4 * j + 3];
+      return _mm512_set1_epi32(static_cast<int32_t>(static_cast<uint16_t>(even) | static_cast<uint32_t>(odd) << 16));
+    };
+    __m512i mins = _mm512_madd_epi16(min_pairs[0], bsum_pair(0));
+    mins = _mm512_add_epi32(mins, _mm512_madd_epi16(min_pairs[1], bsum_pair(1)));
+    mins = _mm512_add_epi32(mins, _mm512_madd_epi16(min_pairs[2], bsum_pair(2)));
+    mins = _mm512_add_epi32(mins, _mm512_madd_epi16(min_pairs[3], bsum_pair(3)));
+    const __m512 da = _mm512_set1_ps(a[k]->d);
+    acc[k] = _mm512_fmadd_ps(_mm512_mul_ps(d, da), _mm512_cvtepi32_ps(isum[k]), acc[k]);
+    acc_min[k] = _mm512_fmadd_ps(_mm512_mul_ps(dmin, da), _mm512_cvtepi32_ps(mins), acc_min[k]);
+  }
+}
+#endif
+
 // Activation rows a0 .. a0+NA-1 against every group of the range.
 template <int NA>
 void MatMulTile(const MatMulArgs& args, int64_t a0) {
@@ -177,7 +272,28 @@ void MatMulTile(const MatMulArgs& args, int64_t a0) {
   const block_q8_K* rows[NA];
   for (int k = 0; k < NA; ++k)
     rows[k] = reinterpret_cast<const block_q8_K*>(static_cast<const char*>(args.act) + (a0 + k) * args.act_row_bytes);
-  for (int64_t g = args.row_begin / kGroupRows; g * kGroupRows < args.row_end; ++g) {
+  int64_t g = args.row_begin / kGroupRows;
+#if GGUFLOW_X86_VNNI
+  for (; NA > 1 && (g + 1) * kGroupRows < args.row_end; g += 2) {  // group g + 1 has rows in the range
+    const uint8_t* group0 = PackedGroupAt(args.w, args.w_row_bytes, g);
+    const uint8_t* group1 = PackedGroupAt(args.w, args.w_row_bytes, g + 1);
+    __m512 acc[NA], acc_min[NA];
+    for (int k = 0; k < NA; ++k) acc[k] = acc_min[k] = _mm512_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+      const block_q8_K* blocks[NA];
+      for (int k = 0; k < NA; ++k) blocks[k] = rows[k] + b;
+      RecordStepPair<NA>(group0 + b * kRecordBytes, group1 + b * kRecordBytes, blocks, acc, acc_min);
+    }
+    for (int k = 0; k < NA; ++k) {
+      const __m512 y = _mm512_sub_ps(acc[k], acc_min[k]);
+      float* out = args.y + (a0 + k) * args.y_stride;
+      StorePackedGroup(_mm512_castps512_ps256(y), g, args.row_begin, args.row_end, out);
+      StorePackedGroup(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(y), 1)), g + 1, args.row_begin,
+                       args.row_end, out);
+    }
+  }
+#endif
+  for (; g * kGroupRows < args.row_end; ++g) {
     const uint8_t* group = PackedGroupAt(args.w, args.w_row_bytes, g);
     __m256 acc[NA], acc_min[NA];
     for (int k = 0; k < NA; ++k) acc[k] = acc_min[k] = _mm256_setzero_ps();

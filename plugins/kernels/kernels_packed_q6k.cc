@@ -218,13 +218,122 @@ inline void RecordStep(const uint8_t* rec, const block_q8_K* const* a, __m256* a
   }
 }
 
+#if GGUFLOW_X86_VNNI
+// Two records side by side in 512-bit vectors (prefill): lanes 0-7 are rec0's rows, lanes 8-15
+// rec1's, so each activation quad is broadcast once for 16 rows and one vpdpbusd does the work
+// of two. Every lane gets exactly RecordStep's (VNNI) integer and float operations, so a row's
+// bits do not depend on whether its group went alone or in a pair.
+inline __m512i LoadPair(const uint8_t* rec0, const uint8_t* rec1, size_t at) {
+  return _mm512_inserti64x4(_mm512_castsi256_si512(Load(rec0 + at)), Load(rec1 + at), 1);
+}
+
+// LaneSignedBytePair<Lo, Hi> on both halves (its control repeats per 128-bit lane).
+template <int Lo, int Hi>
+inline __m512i LaneSignedBytePair512(__m512i v) {
+  constexpr char z = static_cast<char>(0x80);
+  const __m128i control = _mm_setr_epi8(z, Lo, z, Hi, z, 4 + Lo, z, 4 + Hi, z, 8 + Lo, z, 8 + Hi, z, 12 + Lo, z, 12 + Hi);
+  return _mm512_srai_epi16(_mm512_shuffle_epi8(v, _mm512_broadcast_i32x4(control)), 8);
+}
+
+template <int K>
+inline __m512i HighBits512(__m512i qh) {
+  __m512i v = qh;
+  if constexpr (K < 2) v = _mm512_slli_epi16(qh, 4 - 2 * K);
+  if constexpr (K > 2) v = _mm512_srli_epi16(qh, 2 * K - 4);
+  return _mm512_and_si512(v, _mm512_set1_epi8(0x30));
+}
+
+template <int H, int NA>
+inline void HalfStepPair(const uint8_t* rec0, const uint8_t* rec1, const block_q8_K* const* a, __m512i* isum) {
+  const __m512i nibbles = _mm512_set1_epi8(0x0F);
+  const auto chunk = [&](auto c) {
+    constexpr int C = decltype(c)::value;
+#pragma GCC unroll 2
+    for (int g = 0; g < 2; ++g) {
+      const __m512i scale_bytes = LoadPair(rec0, rec1, kScalesAt + 32 * ((2 * (4 * H + C) + g) / 4));
+      const int byte = (2 * (4 * H + C) + g) % 4;
+      const __m512i scales = _mm512_srai_epi32(_mm512_slli_epi32(scale_bytes, 24 - 8 * byte), 24);
+      __m512i d[NA];
+      for (int k = 0; k < NA; ++k) d[k] = _mm512_setzero_si512();
+#pragma GCC unroll 4
+      for (int i = 4 * g; i < 4 * g + 4; ++i) {
+        const __m512i v = LoadPair(rec0, rec1, LowOffset(H, C % 2, i));
+        const __m512i nibble = _mm512_and_si512(C < 2 ? v : _mm512_srli_epi16(v, 4), nibbles);
+        const __m512i u = _mm512_or_si512(nibble, HighBits512<C>(LoadPair(rec0, rec1, HighOffset(H, i))));
+#pragma GCC unroll 8
+        for (int k = 0; k < NA; ++k) {
+          int32_t quad;
+          std::memcpy(&quad, a[k]->qs + 32 * (4 * H + C) + 4 * i, 4);
+          d[k] = _mm512_dpbusd_epi32(d[k], u, _mm512_set1_epi32(quad));
+        }
+      }
+#pragma GCC unroll 8
+      for (int k = 0; k < NA; ++k) isum[k] = _mm512_add_epi32(isum[k], _mm512_mullo_epi32(d[k], scales));
+    }
+  };
+  chunk(std::integral_constant<int, 0>{});
+  chunk(std::integral_constant<int, 1>{});
+  chunk(std::integral_constant<int, 2>{});
+  chunk(std::integral_constant<int, 3>{});
+}
+
+template <int T>
+inline __m512i OffsetTermsPair(const uint8_t* rec0, const uint8_t* rec1, const block_q8_K& a) {
+  const __m512i scales = LoadPair(rec0, rec1, kScalesAt + 32 * T);
+  int32_t pair01, pair23;
+  std::memcpy(&pair01, a.bsums + 4 * T, 4);
+  std::memcpy(&pair23, a.bsums + 4 * T + 2, 4);
+  return _mm512_add_epi32(_mm512_madd_epi16(LaneSignedBytePair512<0, 1>(scales), _mm512_set1_epi32(pair01)),
+                          _mm512_madd_epi16(LaneSignedBytePair512<2, 3>(scales), _mm512_set1_epi32(pair23)));
+}
+
+template <int NA>
+inline void RecordStepPair(const uint8_t* rec0, const uint8_t* rec1, const block_q8_K* const* a, __m512* acc) {
+  __m512i isum[NA];
+  for (int k = 0; k < NA; ++k) isum[k] = _mm512_setzero_si512();
+  HalfStepPair<0, NA>(rec0, rec1, a, isum);
+  HalfStepPair<1, NA>(rec0, rec1, a, isum);
+  const __m256i halves = _mm256_inserti128_si256(
+      _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rec0 + kDAt))),
+      _mm_loadu_si128(reinterpret_cast<const __m128i*>(rec1 + kDAt)), 1);
+  const __m512 d = _mm512_cvtph_ps(halves);
+  for (int k = 0; k < NA; ++k) {
+    __m512i offset = _mm512_add_epi32(OffsetTermsPair<0>(rec0, rec1, *a[k]), OffsetTermsPair<1>(rec0, rec1, *a[k]));
+    offset = _mm512_add_epi32(offset, _mm512_add_epi32(OffsetTermsPair<2>(rec0, rec1, *a[k]),
+                                                       OffsetTermsPair<3>(rec0, rec1, *a[k])));
+    const __m512i dot = _mm512_sub_epi32(isum[k], _mm512_slli_epi32(offset, 5));
+    acc[k] = _mm512_fmadd_ps(_mm512_mul_ps(d, _mm512_set1_ps(a[k]->d)), _mm512_cvtepi32_ps(dot), acc[k]);
+  }
+}
+#endif
+
 // Activation rows a0 .. a0+NA-1 against every group of the range.
 template <int NA>
 void MatMulTile(const MatMulArgs& args, int64_t a0) {
   const block_q8_K* rows[NA];
   for (int k = 0; k < NA; ++k)
     rows[k] = reinterpret_cast<const block_q8_K*>(static_cast<const char*>(args.act) + (a0 + k) * args.act_row_bytes);
-  for (int64_t g = args.row_begin / kGroupRows; g * kGroupRows < args.row_end; ++g) {
+  int64_t g = args.row_begin / kGroupRows;
+#if GGUFLOW_X86_VNNI
+  for (; NA > 1 && (g + 1) * kGroupRows < args.row_end; g += 2) {  // group g + 1 has rows in the range
+    const uint8_t* group0 = PackedGroupAt(args.w, args.w_row_bytes, g);
+    const uint8_t* group1 = PackedGroupAt(args.w, args.w_row_bytes, g + 1);
+    __m512 acc[NA];
+    for (int k = 0; k < NA; ++k) acc[k] = _mm512_setzero_ps();
+    for (int64_t b = 0; b < args.n / 256; ++b) {
+      const block_q8_K* blocks[NA];
+      for (int k = 0; k < NA; ++k) blocks[k] = rows[k] + b;
+      RecordStepPair<NA>(group0 + b * kRecordBytes, group1 + b * kRecordBytes, blocks, acc);
+    }
+    for (int k = 0; k < NA; ++k) {
+      float* out = args.y + (a0 + k) * args.y_stride;
+      StorePackedGroup(_mm512_castps512_ps256(acc[k]), g, args.row_begin, args.row_end, out);
+      StorePackedGroup(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc[k]), 1)), g + 1, args.row_begin,
+                       args.row_end, out);
+    }
+  }
+#endif
+  for (; g * kGroupRows < args.row_end; ++g) {
     const uint8_t* group = PackedGroupAt(args.w, args.w_row_bytes, g);
     __m256 acc[NA];
     for (int k = 0; k < NA; ++k) acc[k] = _mm256_setzero_ps();
