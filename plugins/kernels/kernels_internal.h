@@ -226,6 +226,13 @@ void DequantizePackedRow(uint32_t w_type, const void* w, size_t w_row_bytes, int
 // Row-major mat_vec/mat_mat through the packed kernels on panels packed on the fly
 // (kernels_panels.cc); false (nothing done) for a type or row length it does not take.
 bool MatMulViaPanels(uint32_t w_type, const MatMulArgs& args);
+// Prefill on packed Q4_0 / Q5_0 weights (kernels_panels.cc): each 128-row tile's groups
+// unpacked once into block-32 panel records (UnpackPackedGroupToPanel, kernels_packed.cc) and
+// multiplied with every activation row there, where MatMulPacked would unpack each record once
+// per tile of 8 activation rows; the same operands and operations, so the same bits. False
+// (nothing done) for other types and for rows too long for one panel group.
+bool MatMulPackedViaPanels(uint32_t w_type, const MatMulArgs& args);
+bool UnpackPackedGroupToPanel(uint32_t w_type, const uint8_t* group, int64_t nb, uint8_t* dst);
 // mat_vec/mat_mat on a block-32 panel (kernels_panels.cc's layout: Q8_0's packed record, Q4_0
 // and Q5_0 with their stored integers unpacked to bytes); w_row_bytes = (n / 32) * 34.
 void MatMulPanelBlock32(uint32_t w_type, const MatMulArgs& args);

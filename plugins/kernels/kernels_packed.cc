@@ -474,6 +474,36 @@ void MulPacked(const void* w, size_t w_row_bytes, int64_t n, int64_t row_begin, 
   }
 }
 
+// One packed Q4_0 / Q5_0 group of nb records into panel records (kernels_panels.cc's layout,
+// PanelQ4_0 / PanelQ5_0): the scales copied, register K's stored integers as WeightsOf unpacks
+// them, so the panel kernel's operands are the packed kernel's, byte for byte.
+template <class Fmt>
+void UnpackGroupToPanel(const uint8_t* group, int64_t nb, uint8_t* dst) {
+  using L = PackedLayout<Fmt>;
+  using Panel = PackedLayout<PackedQ8_0>;
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* rec = group + b * L::kColumnBytes;
+    uint8_t* out = dst + b * Panel::kColumnBytes;
+    std::memcpy(out + Panel::kScalesAt, rec + L::kScalesAt, 16);
+    __m256i planes[5];
+    if constexpr (Fmt::kFivePlanes)
+      for (int j = 0; j < 5; ++j) planes[j] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rec + L::kPlanesAt + 32 * j));
+    auto* bytes = reinterpret_cast<__m256i*>(out + Panel::kBytesAt);
+    const auto store = [&](auto k) {
+      constexpr int K = decltype(k)::value;
+      _mm256_storeu_si256(bytes + K, WeightsOf<Fmt, K>(rec, planes).u);
+    };
+    store(std::integral_constant<int, 0>{});
+    store(std::integral_constant<int, 1>{});
+    store(std::integral_constant<int, 2>{});
+    store(std::integral_constant<int, 3>{});
+    store(std::integral_constant<int, 4>{});
+    store(std::integral_constant<int, 5>{});
+    store(std::integral_constant<int, 6>{});
+    store(std::integral_constant<int, 7>{});
+  }
+}
+
 // mat_vec and mat_mat (ForEachMatMulTile): each activation row gets the operations it gets
 // alone, so mat_mat equals n_act mat_vec calls bit for bit.
 template <class Fmt>
@@ -559,9 +589,23 @@ void MatMulPanelBlock32(uint32_t w_type, const MatMulArgs& a) {
 #endif
 }
 
+bool UnpackPackedGroupToPanel(uint32_t w_type, const uint8_t* group, int64_t nb, uint8_t* dst) {
+#if GGUFLOW_X86_256
+  switch (w_type) {
+    case GGML_TYPE_Q4_0: UnpackGroupToPanel<PackedQ4_0>(group, nb, dst); return true;
+    case GGML_TYPE_Q5_0: UnpackGroupToPanel<PackedQ5_0>(group, nb, dst); return true;
+    default: return false;
+  }
+#else
+  (void)w_type, (void)group, (void)nb, (void)dst;
+  return false;
+#endif
+}
+
 void MatMulPacked(uint32_t w_type, const MatMulArgs& a) {
 #if GGUFLOW_X86_256
   if (const KQuantPacked* k = KQuantPackedOf(w_type)) return k->mat_mul(a);
+  if (a.n_act > 1 && MatMulPackedViaPanels(w_type, a)) return;
   WithPackedFormat(w_type, [&](auto fmt) { MatMulPackedBlock32<decltype(fmt)>(a); });
 #else
   (void)w_type, (void)a;

@@ -33,6 +33,13 @@
 // bytes, paid once per call and shared by all n_act activation rows (pp64: 1/64 of the
 // products; mat_vec pays it whole, see below).
 //
+// Packed Q4_0 / Q5_0 weights take the same panels in prefill (MatMulPackedViaPanels): a tile's
+// groups unpacked once from the packed nibbles / five planes into panel records, then every
+// activation row, where the packed kernel unpacked each record again for every 8 activation
+// rows. ffn_up 4864 x 896 Q5_0, 512 activation rows, 1 thread, kernels_bench
+// prefill512_packed: avx2 ~166 -> ~200 GFLOP/s; avx3_vnni ~300 -> ~305 (its unpacking was not
+// what bounded it).
+//
 // Results: a row's bits are those of the packed kernels for that row and activation (each row
 // in its own lane, exact integer block dots, one fused multiply-add per block in block order),
 // whatever the row range, the panel or n_act. mat_vec takes this path too, so mat_mat still
@@ -218,33 +225,20 @@ void PackPanel(uint32_t w_type, const MatMulArgs& a, int64_t g0, int64_t g1, uin
   }
 }
 
-// Block-32 formats: panels of the layout above, multiplied by MatMulPanelBlock32.
-bool MatMulViaBlock32Panels(uint32_t w_type, const MatMulArgs& args) {
 #if GGUFLOW_X86_256
+// Block-32 formats: panels of the layout above, multiplied by MatMulPanelBlock32, the panel's
+// groups written by fill_group(g, dst) (group g of the matrix into dst, nb records). False when
+// one group does not fit a panel.
+template <class FillGroup>
+bool MulBlock32Panels(uint32_t w_type, const MatMulArgs& args, FillGroup&& fill_group) {
   const int64_t nb = args.n / 32;
   const size_t group_bytes = static_cast<size_t>(nb) * kBlock32RecordBytes;
   const int64_t groups = PanelGroups(group_bytes);
   if (groups < 1) return false;
-  if (args.n_act == 1) {
-    MatVecBlock32(w_type, args);
-    return true;
-  }
   alignas(64) uint8_t panel[kPanelBytes];  // [groups][nb records of 272 bytes]
-  // One group's blocks unpacked, [nb][8 rows]: 256 bytes a block column, <= kPanelBytes since a
-  // group's records (272 bytes a column) fit the panel.
-  alignas(64) __m256i unpacked[kPanelBytes / sizeof(__m256i)];
-  const size_t block_bytes = args.w_row_bytes / static_cast<size_t>(nb);
   for (int64_t g0 = args.row_begin / kGroupRows; g0 * kGroupRows < args.row_end; g0 += groups) {
     const int64_t g1 = std::min(g0 + groups, (args.row_end + kGroupRows - 1) / kGroupRows);
-    for (int64_t g = g0; g < g1; ++g) {
-      const char* rows[kGroupRows];
-      for (int r = 0; r < kGroupRows; ++r) {
-        const int64_t row = g * kGroupRows + r;
-        rows[r] = row >= args.row_begin && row < args.row_end ? static_cast<const char*>(args.w) + row * args.w_row_bytes
-                                                              : nullptr;
-      }
-      PackBlock32Group(w_type, rows, block_bytes, nb, panel + (g - g0) * group_bytes, unpacked);
-    }
+    for (int64_t g = g0; g < g1; ++g) fill_group(g, panel + (g - g0) * group_bytes);
     MatMulArgs p = args;
     p.w = panel;
     p.w_row_bytes = static_cast<size_t>(nb) * sizeof(block_q8_0);  // group g at 8 * g * this
@@ -254,6 +248,31 @@ bool MatMulViaBlock32Panels(uint32_t w_type, const MatMulArgs& args) {
     MatMulPanelBlock32(w_type, p);
   }
   return true;
+}
+#endif
+
+// Row-major block-32 weights: each group packed from its GGUF rows (PackBlock32Group).
+bool MatMulViaBlock32Panels(uint32_t w_type, const MatMulArgs& args) {
+#if GGUFLOW_X86_256
+  const int64_t nb = args.n / 32;
+  if (PanelGroups(static_cast<size_t>(nb) * kBlock32RecordBytes) < 1) return false;
+  if (args.n_act == 1) {
+    MatVecBlock32(w_type, args);
+    return true;
+  }
+  // One group's blocks unpacked, [nb][8 rows]: 256 bytes a block column, <= kPanelBytes since a
+  // group's records (272 bytes a column) fit the panel.
+  alignas(64) __m256i unpacked[kPanelBytes / sizeof(__m256i)];
+  const size_t block_bytes = args.w_row_bytes / static_cast<size_t>(nb);
+  return MulBlock32Panels(w_type, args, [&](int64_t g, uint8_t* dst) {
+    const char* rows[kGroupRows];
+    for (int r = 0; r < kGroupRows; ++r) {
+      const int64_t row = g * kGroupRows + r;
+      rows[r] = row >= args.row_begin && row < args.row_end ? static_cast<const char*>(args.w) + row * args.w_row_bytes
+                                                            : nullptr;
+    }
+    PackBlock32Group(w_type, rows, block_bytes, nb, dst, unpacked);
+  });
 #else
   (void)w_type, (void)args;
   return false;
@@ -261,6 +280,19 @@ bool MatMulViaBlock32Panels(uint32_t w_type, const MatMulArgs& args) {
 }
 
 }  // namespace
+
+bool MatMulPackedViaPanels(uint32_t w_type, const MatMulArgs& args) {
+#if GGUFLOW_X86_256
+  if (w_type != GGML_TYPE_Q4_0 && w_type != GGML_TYPE_Q5_0) return false;
+  const int64_t nb = args.n / 32;
+  return MulBlock32Panels(w_type, args, [&](int64_t g, uint8_t* dst) {
+    UnpackPackedGroupToPanel(w_type, PackedGroupAt(args.w, args.w_row_bytes, g), nb, dst);
+  });
+#else
+  (void)w_type, (void)args;
+  return false;
+#endif
+}
 
 bool MatMulViaPanels(uint32_t w_type, const MatMulArgs& args) {
   if (PackedGroupRows(w_type) != kGroupRows) return false;
