@@ -17,6 +17,9 @@
 #   GGUFLOW_ARGS     extra `gguflow bench` arguments (e.g. "--kernels avx2")
 #   REFERENCE_ARGS   extra llama-bench arguments (e.g. "-rtr 1"); default none: its defaults
 #   OUT              folder for the raw JSON of every run (default: a new temporary folder)
+#   REFERENCE_VERSION  what the reference is (e.g. "ik_llama.cpp 8337e4cd3"), printed with its
+#                    build fields: a reference built from an exported tree (git archive) reports
+#                    build_commit "unknown", so its version has to be given
 #
 # Both sides define ppN as one N-token prompt from an empty cache and tgN as N single-token steps
 # from an empty cache; both warm up once before timing. The reference's KV cache is its default
@@ -54,9 +57,10 @@ for ((i = 1; i <= rounds; i++)); do
   fi
 done
 
-python3 - "$out" "$rounds" "${reference:+yes}" <<'PY'
+python3 - "$out" "$rounds" "${reference:+yes}" "${REFERENCE_VERSION:-}" <<'PY'
 import json, statistics, sys
 out, rounds, with_reference = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "yes"
+reference_version = sys.argv[4]
 
 def ours(i):
     return {(r["test"], r["threads"]): r["tokens_per_s_median"] for r in json.load(open(f"{out}/gguflow.{i}.json"))}
@@ -99,7 +103,8 @@ if b:
     r = json.load(open(f"{out}/reference.1.json"))[0]
     fields = ["build_commit", "build_number", "cpu_info", "model_type", "n_batch", "n_ubatch",
               "type_k", "type_v", "flash_attn"]
-    print("reference: " + ", ".join(f"{f} {r[f]}" for f in fields if f in r))
+    named = [f"version {reference_version}"] if reference_version else []
+    print("reference: " + ", ".join(named + [f"{f} {r[f]}" for f in fields if f in r]))
 print(f"raw JSON: {out}")
 PY
 if [ -n "$reference" ]; then

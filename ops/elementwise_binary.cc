@@ -10,12 +10,14 @@ namespace gguflow::ops {
 BoundOp bind_elementwise_binary(Binder& b, BinaryFn fn) {
   const Shape shape = *b.input_shape(0);
   const int64_t row = row_length(shape);
-  return {{}, [fn = std::move(fn), shape, row](const StepView& s, const NodeIo& io) {
+  const Parallel& par = b.parallel();
+  return {{}, [&par, fn = std::move(fn), shape, row](const StepView& s, const NodeIo& io) {
             const float* x = at<const float>(s, io.inputs[0]);
             const float* y = at<const float>(s, io.inputs[1]);
             float* out = at<float>(s, io.outputs[0]);
-            const int64_t n = s.elements(shape);
-            for (int64_t i = 0; i < n; i += row) fn(x + i, y + i, out + i, row);
+            parallel_elementwise_rows(par, s.elements(shape) / row, row, [&](int64_t r0, int64_t r1) {
+              for (int64_t i = r0 * row; i < r1 * row; i += row) fn(x + i, y + i, out + i, row);
+            });
           }};
 }
 

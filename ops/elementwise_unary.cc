@@ -11,7 +11,8 @@ BoundOp bind_elementwise_unary(Binder& b, UnaryFn fn) {
   const bool last_row_capable = has_token_dim(shape) && b.writes_graph_output();
   BoundOp bound;
   bound.writes_last_output_only = last_row_capable;
-  bound.run = [fn = std::move(fn), shape, last_row_capable](const StepView& s, const NodeIo& io) {
+  const Parallel& par = b.parallel();
+  bound.run = [&par, fn = std::move(fn), shape, last_row_capable](const StepView& s, const NodeIo& io) {
     const float* x = at<const float>(s, io.inputs[0]);
     float* y = at<float>(s, io.outputs[0]);
     int64_t n = s.elements(shape);
@@ -21,7 +22,9 @@ BoundOp bind_elementwise_unary(Binder& b, UnaryFn fn) {
       n = row;
     }
     // Row by row, as bind_elementwise_binary: a row's result is the same in any step.
-    for (int64_t i = 0; i < n; i += row) fn(x + i, y + i, row);
+    parallel_elementwise_rows(par, n / row, row, [&](int64_t r0, int64_t r1) {
+      for (int64_t i = r0 * row; i < r1 * row; i += row) fn(x + i, y + i, row);
+    });
   };
   return bound;
 }

@@ -58,6 +58,21 @@ inline int64_t grain_for(const Parallel& par, int64_t n, int64_t min_chunk) {
   return std::max<int64_t>(min_chunk, n / (8 * par.concurrency()) + 1);
 }
 
+// Least elements a piece of a row-wise elementwise op or norm gets (add, silu_mul, rmsnorm, ...):
+// below it the fork/join (~1 us) costs about what the piece does. Those ops were serial until
+// 2026-12-04 and took ~10 % of a 1-thread pp512, so at 2 threads that part did not halve
+// while the matmuls did.
+constexpr int64_t kMinElementwisePiece = int64_t{16} << 10;
+
+// body(r0, r1) over rows [0, n_rows) of `row` elements each, in pieces of at least
+// kMinElementwisePiece elements (a decode step's single row: inline). Each row is computed by
+// the same operations whatever the split, as every caller's per-row loop already guarantees.
+template <typename Body>
+void parallel_elementwise_rows(const Parallel& par, int64_t n_rows, int64_t row, const Body& body) {
+  const int64_t min_rows = std::max<int64_t>(1, kMinElementwisePiece / std::max<int64_t>(1, row));
+  parallel_rows(par, n_rows, grain_for(par, n_rows, min_rows), body);
+}
+
 // Least work a thread's share of a matmul gets, in weight bytes times activation rows: below
 // it a split costs more than it saves. Measured with kernels_bench on the 2-vCPU EPYC VM: a
 // 128 x 896 Q8_0 attn_v (119 KiB) takes ~4.5 us on one thread and 5-9 us split in two, since

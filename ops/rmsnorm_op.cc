@@ -54,9 +54,13 @@ BoundOp bind_rmsnorm(Binder& b) {
   const float eps = static_cast<float>(a.eps);
   const int64_t n = row_length(*b.input_shape(kX));
   const GguflowKernels& k = b.kernels();
-  return {{}, [&k, w, eps, n, group](const StepView& s, const NodeIo& io) {
-            rmsnorm(k, at<float>(s, io.inputs[kX]), w, at<float>(s, io.outputs[0]), s.n_tokens, n,
-                    eps, group);
+  const Parallel& par = b.parallel();
+  return {{}, [&k, &par, w, eps, n, group](const StepView& s, const NodeIo& io) {
+            const float* x = at<float>(s, io.inputs[kX]);
+            float* y = at<float>(s, io.outputs[0]);
+            parallel_elementwise_rows(par, s.n_tokens, n, [&](int64_t r0, int64_t r1) {
+              rmsnorm(k, x + r0 * n, w, y + r0 * n, r1 - r0, n, eps, group);
+            });
           }};
 }
 
