@@ -11,7 +11,9 @@
 # TEXTS_FILE: default the non-empty lines of ../shared/data/text/calib.txt repeated to 2,000
 # lines (the issue's workload; LINES changes the count). Environment: THREADS (default 2),
 # BATCH_TOKENS (default 4096), SENTENCES=1 splits calib.txt into sentences first (short texts:
-# where per-step costs would show).
+# where per-step costs would show), REFERENCE_EMBEDDING (a reference runtime's llama-embedding:
+# run third in every round on the same model and file, `-t THREADS -c/-b/-ub BATCH_TOKENS`, its
+# texts/s from its own "prompt eval time", which like gguflow's figure leaves out model load).
 set -euo pipefail
 build="$1"; model="${2:-}"; texts="${3:-}"; rounds="${4:-5}"
 threads="${THREADS:-2}"; budget="${BATCH_TOKENS:-4096}"
@@ -44,11 +46,20 @@ for ((i = 1; i <= rounds; i++)); do
     echo "round $i $side: $(tail -1 "$work/$side.$i.log")" >&2
   done
   cmp -s "$work/out.one.jsonl" "$work/out.batched.jsonl" || { echo "vectors differ" >&2; exit 1; }
+  if [ -n "${REFERENCE_EMBEDDING:-}" ]; then
+    "$REFERENCE_EMBEDDING" -m "$model" -f "$texts" -t "$threads" -c "$budget" -b "$budget" -ub "$budget" \
+      --embd-output-format array > "$work/out.reference" 2> "$work/reference.$i.log"
+    echo "round $i reference: $(grep 'prompt eval time' "$work/reference.$i.log")" >&2
+  fi
 done
-python3 - "$work" "$rounds" "$threads" "$budget" <<'PY'
+python3 - "$work" "$rounds" "$threads" "$budget" "$(grep -c . "$texts")" "${REFERENCE_EMBEDDING:-}" <<'PY'
 import re, statistics, sys
 work, rounds, threads, budget = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+n_texts, reference = int(sys.argv[5]), sys.argv[6]
 def rate(side, i):
+    if side == "reference":
+        ms = float(re.search(r"prompt eval time =\s*([0-9.]+) ms", open(f"{work}/reference.{i}.log").read()).group(1))
+        return n_texts / (ms / 1000)
     line = open(f"{work}/{side}.{i}.log").read().strip().splitlines()[-1]
     return float(re.search(r"([0-9.]+) texts/s", line).group(1))
 one = [rate("one", i) for i in range(1, rounds + 1)]
@@ -59,4 +70,10 @@ print("|---:|---:|---:|---|---:|")
 print(f"| {threads} | {statistics.median(one):.1f} ({min(one):.1f}..{max(one):.1f}) | "
       f"{statistics.median(bat):.1f} ({min(bat):.1f}..{max(bat):.1f}) | "
       f"{' '.join(f'{r:.2f}' for r in ratios)} | {statistics.median(ratios):.2f} |")
+if reference:
+    ref = [rate("reference", i) for i in range(1, rounds + 1)]
+    vs = [b / r for b, r in zip(bat, ref)]
+    print()
+    print(f"reference {reference}: texts/s median {statistics.median(ref):.1f} ({min(ref):.1f}..{max(ref):.1f}); "
+          f"batched/reference per round {' '.join(f'{r:.2f}' for r in vs)}, median {statistics.median(vs):.2f}")
 PY
