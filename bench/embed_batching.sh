@@ -12,8 +12,10 @@
 # lines (the issue's workload; LINES changes the count). Environment: THREADS (default 2),
 # BATCH_TOKENS (default 4096), SENTENCES=1 splits calib.txt into sentences first (short texts:
 # where per-step costs would show), REFERENCE_EMBEDDING (a reference runtime's llama-embedding:
-# run third in every round on the same model and file, `-t THREADS -c/-b/-ub BATCH_TOKENS`, its
-# texts/s from its own "prompt eval time", which like gguflow's figure leaves out model load).
+# run third in every round on the same model and file with `-t THREADS` and
+# REFERENCE_EMBEDDING_ARGS, default "-b 512 -ub 512" (its context is the model's; a batch of
+# the 4096-token budget makes its attention span all of the batch's texts, far slower);
+# its texts/s from its own "prompt eval time", which like gguflow's figure leaves out model load).
 set -euo pipefail
 build="$1"; model="${2:-}"; texts="${3:-}"; rounds="${4:-5}"
 threads="${THREADS:-2}"; budget="${BATCH_TOKENS:-4096}"
@@ -47,7 +49,8 @@ for ((i = 1; i <= rounds; i++)); do
   done
   cmp -s "$work/out.one.jsonl" "$work/out.batched.jsonl" || { echo "vectors differ" >&2; exit 1; }
   if [ -n "${REFERENCE_EMBEDDING:-}" ]; then
-    "$REFERENCE_EMBEDDING" -m "$model" -f "$texts" -t "$threads" -c "$budget" -b "$budget" -ub "$budget" \
+    # shellcheck disable=SC2086
+    "$REFERENCE_EMBEDDING" -m "$model" -f "$texts" -t "$threads" ${REFERENCE_EMBEDDING_ARGS:--b 512 -ub 512} \
       --embd-output-format array > "$work/out.reference" 2> "$work/reference.$i.log"
     echo "round $i reference: $(grep 'prompt eval time' "$work/reference.$i.log")" >&2
   fi
