@@ -59,9 +59,9 @@ inline int64_t grain_for(const Parallel& par, int64_t n, int64_t min_chunk) {
 }
 
 // Least elements a piece of a row-wise elementwise op or norm gets (add, silu_mul, rmsnorm, ...):
-// below it the fork/join (~1 us) costs about what the piece does. Those ops were serial until
-// 2026-12-04 and took ~10 % of a 1-thread pp512, so at 2 threads that part did not halve
-// while the matmuls did.
+// below it the fork/join (~1 us) costs about what the piece does. Run serially, silu_mul, add
+// and rmsnorm were ~3 % of a 2-thread pp512 profile's samples (Qwen2.5-0.5B Q4_K_M) that did not
+// halve with the second thread while the matmuls did.
 constexpr int64_t kMinElementwisePiece = int64_t{16} << 10;
 
 // body(r0, r1) over rows [0, n_rows) of `row` elements each, in pieces of at least

@@ -232,7 +232,7 @@ bool MatMulViaPanels(uint32_t w_type, const MatMulArgs& args);
 // per tile of 8 activation rows; the same operands and operations, so the same bits. False
 // (nothing done) for other types and for rows too long for one panel group.
 bool MatMulPackedViaPanels(uint32_t w_type, const MatMulArgs& args);
-bool UnpackPackedGroupToPanel(uint32_t w_type, const uint8_t* group, int64_t nb, uint8_t* dst);
+void UnpackPackedGroupToPanel(uint32_t w_type, const uint8_t* group, int64_t nb, uint8_t* dst);  // Q4_0, Q5_0
 // mat_vec/mat_mat on a block-32 panel (kernels_panels.cc's layout: Q8_0's packed record, Q4_0
 // and Q5_0 with their stored integers unpacked to bytes); w_row_bytes = (n / 32) * 34.
 void MatMulPanelBlock32(uint32_t w_type, const MatMulArgs& args);

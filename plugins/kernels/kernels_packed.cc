@@ -589,16 +589,12 @@ void MatMulPanelBlock32(uint32_t w_type, const MatMulArgs& a) {
 #endif
 }
 
-bool UnpackPackedGroupToPanel(uint32_t w_type, const uint8_t* group, int64_t nb, uint8_t* dst) {
+void UnpackPackedGroupToPanel(uint32_t w_type, const uint8_t* group, int64_t nb, uint8_t* dst) {
 #if GGUFLOW_X86_256
-  switch (w_type) {
-    case GGML_TYPE_Q4_0: UnpackGroupToPanel<PackedQ4_0>(group, nb, dst); return true;
-    case GGML_TYPE_Q5_0: UnpackGroupToPanel<PackedQ5_0>(group, nb, dst); return true;
-    default: return false;
-  }
+  if (w_type == GGML_TYPE_Q4_0) return UnpackGroupToPanel<PackedQ4_0>(group, nb, dst);
+  UnpackGroupToPanel<PackedQ5_0>(group, nb, dst);
 #else
   (void)w_type, (void)group, (void)nb, (void)dst;
-  return false;
 #endif
 }
 
