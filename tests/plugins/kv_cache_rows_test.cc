@@ -118,7 +118,7 @@ TEST_P(KvCacheRows, DotAndAxpyReadStoredRows) {
 // scalar plugin's results to float rounding; for heads on block boundaries and inside a block,
 // f32 / f16 heads whose width leaves a tail after the vectors (20) and 128-wide ones (the
 // register-held 16-row dot of AVX-512), rows a little further
-// apart than their bytes, and runs longer than the kernels' 64-row chunk.
+// apart than their bytes, runs longer than the kernels' chunks, and one query or several.
 TEST_P(KvCacheRows, RowsEntriesAreTheOneRowCallsBitForBit) {
   const GguflowKernels& k = plugin_table(GetParam());
   const GguflowKernels& scalar = plugin_table("scalar");
@@ -127,8 +127,10 @@ TEST_P(KvCacheRows, RowsEntriesAreTheOneRowCallsBitForBit) {
   };
   const std::vector<Geometry> block_geometries = {{32, 8}, {128, 64}, {480, 96}};
   const std::vector<Geometry> float_geometries = {{32, 8}, {128, 64}, {60, 20}, {256, 128}};
-  constexpr int64_t kRows = 150, kQueries = 5;
+  constexpr int64_t kRows = 150;
   uint32_t seed = 500;
+  // One query reads the rows in place; five copy an f32 head's rows next to each other first.
+  for (const int64_t kQueries : {int64_t{1}, int64_t{5}})
   for (uint32_t type : kKvTypes) {
     const bool blocks = type == GGML_TYPE_Q8_0 || type == GGML_TYPE_Q4_0;
     for (const Geometry& g : blocks ? block_geometries : float_geometries) {
@@ -141,7 +143,8 @@ TEST_P(KvCacheRows, RowsEntriesAreTheOneRowCallsBitForBit) {
       for (float& w : a) w = std::fabs(w) / kRows;  // weights as a softmax leaves them
       for (int64_t offset = 0; offset < g.width; offset += g.head_dim) {
         const std::string where = std::string(ggml_type_info(type)->name) + " width " +
-                                  std::to_string(g.width) + " head at " + std::to_string(offset);
+                                  std::to_string(g.width) + " head at " + std::to_string(offset) + ", " +
+                                  std::to_string(kQueries) + " queries";
         std::vector<float> s(kQueries * kRows), s_scalar(s.size());
         k.kv_dot_rows(type, q.data(), g.head_dim, kQueries, rows.data(), stride, kRows, offset, g.head_dim, s.data(), kRows);
         scalar.kv_dot_rows(type, q.data(), g.head_dim, kQueries, rows.data(), stride, kRows, offset, g.head_dim,
