@@ -67,9 +67,17 @@ void RmsNormF32(const float* x, const float* w, float* y, int64_t n, float eps) 
 // In place: x = exp(x - max) / sum. Returns the sum of exp(x - max).
 float SoftmaxF32(float* x, int64_t n) {
   if (n <= 0) return 0.0f;
-  float max = x[0];
-  for (int64_t i = 1; i < n; ++i) max = std::max(max, x[i]);
   const DF df;
+  // The largest element, a vector of lanes at a time: the maximum of a set does not depend on
+  // the order it is taken in, so this is the scalar loop's value (it was a sixth of softmax).
+  float max = x[0];
+  int64_t m = 0;
+  if (n >= Lanes()) {
+    auto lanes_max = hn::LoadU(df, x);
+    for (m = Lanes(); m + Lanes() <= n; m += Lanes()) lanes_max = hn::Max(lanes_max, hn::LoadU(df, x + m));
+    max = hn::GetLane(hn::MaxOfLanes(df, lanes_max));
+  }
+  for (; m < n; ++m) max = std::max(max, x[m]);
   const auto vmax = hn::Set(df, max);
   double sum = 0.0;
   int64_t i = 0;
