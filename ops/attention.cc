@@ -111,11 +111,13 @@ void for_each_run(const KvCacheView& cache, int64_t a, int64_t b, const Fn& fn) 
 //
 // scratch: scores [tile_rows][max_keys], row r's key at position j at column j - lo (lo the
 // tile's first key), then the queries and outputs of the tile, [tile_rows][head_dim] each.
+//
+// offset: the KV head's first element in a row of `cache` (the whole cache, or 0 in a copy of
+// the head's rows: head_rows).
 void attend_tile(const GguflowKernels& k, const AttentionShape& s, const Keys& keys, float scale,
-                 const float* q, const KvCacheView& cache, int64_t t0, int64_t t1, int64_t h0,
-                 int64_t h1, int64_t max_keys, float* scratch, float* out) {
+                 const float* q, const KvCacheView& cache, int64_t offset, int64_t t0, int64_t t1,
+                 int64_t h0, int64_t h1, int64_t max_keys, float* scratch, float* out) {
   const int64_t hd = s.head_dim, n_h = h1 - h0, n_rows = (t1 - t0) * n_h;
-  const int64_t offset = h0 / (s.n_head / s.n_kv_head) * hd;  // the KV head's first element in a row
   int64_t lo = INT64_MAX, hi = -1, common_lo = 0, common_hi = INT64_MAX;
   for (int64_t t = t0; t < t1; ++t) {
     const auto [first, last] = keys.of(t);
@@ -191,10 +193,43 @@ void attend_tile(const GguflowKernels& k, const AttentionShape& s, const Keys& k
   }
 }
 
+// Query rows a range must hold for its KV head's rows to be copied (head_rows): fewer do not
+// repay the copy (a decode step's one token).
+constexpr int64_t kHeadCopyMinQueries = 4;
+
+// KV head g's keys and values at positions lo..hi of an f32 cache, copied next to each other
+// into the scratch after a tile's (attention_scratch_floats): position p in row p % (hi - lo + 1)
+// of the view `out`, head_dim floats a row, so that for_each_run finds it as in the cache.
+//
+// A cache row holds every KV head (qwen3: 8 x 128 floats, 4 KiB), so one head's slices of
+// consecutive rows lie 4 KiB apart: they map to a few L1 and L2 sets, and every tile of a prompt
+// read them again from L3. Copied once per range, the head's rows (512 positions: 256 KiB of
+// keys, as much of values) stay in L2 while every tile reads them. The values are the same
+// floats, so every score and output keeps its bits. False (nothing copied) for another cache
+// type or more positions than max_keys.
+bool head_rows(const KvCacheView& cache, const AttentionShape& s, int64_t g, int64_t lo, int64_t hi, int64_t max_keys,
+               float* scratch, KvCacheView& out) {
+  if (cache.k_type != KvCacheType::kF32 || cache.v_type != KvCacheType::kF32 || hi < lo || hi + 1 - lo > max_keys)
+    return false;
+  const int64_t hd = s.head_dim, span = hi + 1 - lo;
+  float* k_rows = scratch + tile_rows(s) * (max_keys + 2 * hd);
+  float* v_rows = k_rows + max_keys * hd;
+  for_each_run(cache, lo, hi, [&](int64_t p, int64_t row, int64_t count) {
+    for (int64_t i = 0; i < count; ++i) {
+      const int64_t dst = (p + i) % span * hd;
+      std::memcpy(k_rows + dst, reinterpret_cast<const float*>(cache.k_row(row + i)) + g * hd, sizeof(float) * hd);
+      std::memcpy(v_rows + dst, reinterpret_cast<const float*>(cache.v_row(row + i)) + g * hd, sizeof(float) * hd);
+    }
+  });
+  out = KvCacheView::f32(k_rows, v_rows, span, hd, hd);
+  return true;
+}
+
 }  // namespace
 
 int64_t attention_scratch_floats(const AttentionShape& s, int64_t max_keys) {
-  return tile_rows(s) * (max_keys + 2 * s.head_dim);
+  // A tile's scores, queries and outputs; then one KV head's keys and values (head_rows).
+  return tile_rows(s) * (max_keys + 2 * s.head_dim) + 2 * max_keys * s.head_dim;
 }
 
 int64_t attention_tile_tasks(const AttentionShape& s) { return tile_tokens(s) * s.n_head; }
@@ -214,7 +249,7 @@ void attention_heads(const GguflowKernels& k, const AttentionShape& s,
   const auto token_heads = [&](int64_t t, int64_t h0, int64_t h1) {
     for (int64_t h = h0; h < h1;) {
       const int64_t end = std::min(h1, (h / group + 1) * group);
-      attend_tile(k, s, keys, scale, q, cache, t, t + 1, h, end, max_keys, scratch, out);
+      attend_tile(k, s, keys, scale, q, cache, h / group * s.head_dim, t, t + 1, h, end, max_keys, scratch, out);
       h = end;
     }
   };
@@ -226,18 +261,38 @@ void attention_heads(const GguflowKernels& k, const AttentionShape& s,
       task = end;
       continue;
     }
-    // Whole tokens t..t1-1, as many as a tile holds whose keys fit the scratch row.
-    int64_t t1 = t + 1, lo = keys.of(t).first, hi = keys.of(t).second;
-    while (t1 < task_end / s.n_head && t1 - t < tile_tokens(s)) {
-      const auto [first, last] = keys.of(t1);
-      if (std::max(hi, last) + 1 - std::min(lo, first) > max_keys) break;
-      lo = std::min(lo, first);
-      hi = std::max(hi, last);
-      ++t1;
+    // Whole tokens t..t_end-1, one KV head after the other: a head's keys and values (512
+    // positions of a 128-wide f32 head: 512 KiB) stay in L2 while every tile of the range
+    // reads them, where taking the heads in turn per tile cycled all of a layer's through it.
+    const int64_t t_end = task_end / s.n_head;
+    // The end of the tile starting at token b: as many tokens as a tile holds whose keys fit
+    // the scratch row.
+    const auto tile_end = [&](int64_t b) {
+      int64_t e = b + 1, lo = keys.of(b).first, hi = keys.of(b).second;
+      while (e < t_end && e - b < tile_tokens(s)) {
+        const auto [first, last] = keys.of(e);
+        if (std::max(hi, last) + 1 - std::min(lo, first) > max_keys) break;
+        lo = std::min(lo, first);
+        hi = std::max(hi, last);
+        ++e;
+      }
+      return e;
+    };
+    // The positions the range's tokens see, all of them.
+    int64_t lo = INT64_MAX, hi = -1;
+    for (int64_t b = t; b < t_end; ++b) lo = std::min(lo, keys.of(b).first), hi = std::max(hi, keys.of(b).second);
+    for (int64_t h0 = 0; h0 < s.n_head; h0 += group) {
+      const int64_t g = h0 / group;
+      KvCacheView rows = cache;
+      int64_t offset = g * s.head_dim;
+      if ((t_end - t) * group >= kHeadCopyMinQueries && head_rows(cache, s, g, lo, hi, max_keys, scratch, rows)) offset = 0;
+      for (int64_t b = t; b < t_end;) {
+        const int64_t e = tile_end(b);
+        attend_tile(k, s, keys, scale, q, rows, offset, b, e, h0, h0 + group, max_keys, scratch, out);
+        b = e;
+      }
     }
-    for (int64_t h0 = 0; h0 < s.n_head; h0 += group)
-      attend_tile(k, s, keys, scale, q, cache, t, t1, h0, h0 + group, max_keys, scratch, out);
-    task = t1 * s.n_head;
+    task = t_end * s.n_head;
   }
 }
 

@@ -110,6 +110,45 @@ inline void DotF32Rows16Held(const float* q, const float* row0, int64_t stride, 
   }
 }
 
+// out[a * out_stride + b] = q_a . row_b for 4 queries q_a (q_stride floats apart) and 4 rows
+// (stride floats apart), n >= 16: DotF32Rows' bits for each pair (MulAdd over the whole
+// vectors into one accumulator per pair, ReduceLanes16, then the tail in order), the 16
+// reductions done together. Each loaded vector of a query or a row feeds 4 multiply-adds where
+// DotF32Rows16Held loads a row's vector for one: prompt attention's q . k for a block of queries.
+inline void DotF32Queries4Rows4(const float* q, int64_t q_stride, const float* row0, int64_t stride, int64_t n,
+                                float* out, int64_t out_stride) {
+  constexpr int64_t kLanes = 16;
+  __m512 acc[16];
+  for (int p = 0; p < 16; ++p) acc[p] = _mm512_setzero_ps();
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    __m512 rows[4];
+    for (int b = 0; b < 4; ++b) rows[b] = _mm512_loadu_ps(row0 + b * stride + i);
+    for (int a = 0; a < 4; ++a) {
+      const __m512 vq = _mm512_loadu_ps(q + a * q_stride + i);
+      for (int b = 0; b < 4; ++b) acc[a * 4 + b] = _mm512_fmadd_ps(vq, rows[b], acc[a * 4 + b]);
+    }
+  }
+  const __m512 sums = ReduceLanes16x16(acc);  // 128-bit lane a: query a's four results
+  if (i == n) {
+    _mm_storeu_ps(out, _mm512_castps512_ps128(sums));
+    _mm_storeu_ps(out + out_stride, _mm512_extractf32x4_ps(sums, 1));
+    _mm_storeu_ps(out + 2 * out_stride, _mm512_extractf32x4_ps(sums, 2));
+    _mm_storeu_ps(out + 3 * out_stride, _mm512_extractf32x4_ps(sums, 3));
+    return;
+  }
+  alignas(64) float lanes[16];
+  _mm512_store_ps(lanes, sums);
+  for (int a = 0; a < 4; ++a)
+    for (int b = 0; b < 4; ++b) {
+      const float* qa = q + a * q_stride;
+      const float* r = row0 + b * stride;
+      float sum = lanes[a * 4 + b];
+      for (int64_t e = i; e < n; ++e) sum += qa[e] * r[e];
+      out[a * out_stride + b] = sum;
+    }
+}
+
 // n >= 16: heads up to 143 wide hold q in registers; wider ones go 16 rows at a time through
 // DotF32Rows.
 inline void DotF32Rows16(const float* q, const float* row0, int64_t stride, int m, int64_t n, float* out) {

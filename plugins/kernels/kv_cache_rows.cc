@@ -312,7 +312,20 @@ void KvDotRows(uint32_t kv_type, const float* q, int64_t q_stride, int64_t n_q, 
     } else if (kv_type == GGML_TYPE_F32) {
       base = reinterpret_cast<const float*>(RowAt(rows, row_bytes, j0)) + offset;
     }
-    for (int64_t i = 0; i < n_q; ++i) {
+    int64_t i = 0;
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+    // Four queries by four rows at a time: each vector loaded feeds four multiply-adds.
+    if (kv_type == GGML_TYPE_F32 && n >= 16 && (packed_rows > 0 || row_bytes % sizeof(float) == 0)) {
+      for (; i + 4 <= n_q; i += 4) {
+        int64_t j = j0;
+        for (; j + 4 <= j1; j += 4)
+          DotF32Queries4Rows4(q + i * q_stride, q_stride, f32(j), f32_stride, n, s + i * s_stride + j, s_stride);
+        for (; j < j1; ++j)
+          for (int64_t a = i; a < i + 4; ++a) s[a * s_stride + j] = DotF32(q + a * q_stride, f32(j), n);
+      }
+    }
+#endif
+    for (; i < n_q; ++i) {
       const float* qi = q + i * q_stride;
       float* si = s + i * s_stride;
       int64_t j = j0;

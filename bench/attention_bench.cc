@@ -1,0 +1,92 @@
+// Prompt attention (ops::attention_heads) on one thread: one N-token causal prompt of one layer
+// against its own f32 / f16 cache, for the head shapes of the presets (Google Benchmark).
+//
+//   build/bin/attention_bench                        # the best plugin for this CPU
+//   GGUFLOW_KERNELS=avx2 build/bin/attention_bench   # a given plugin
+//
+// Each case reports GFLOP/s = 2 products (q . k, p . v) x 2 flops x head_dim x n_head x the
+// N (N + 1) / 2 visible (query, key) pairs, per second: the f32 multiply-add rate prompt
+// attention reaches, to set against the machine's f32 FMA peak (16 lanes x 2 flops per cycle
+// per 512-bit FMA). The cache is written once before timing; softmax and scaling are in the time.
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <random>
+#include <vector>
+
+#include "ops/attention.h"
+#include "ops/kv_cache_type.h"
+#include "runtime/plugins/kernel_plugins.h"
+
+namespace {
+
+const GguflowKernels* g_kernels = nullptr;
+
+struct HeadShape {
+  const char* name;
+  int64_t n_head, n_kv_head, head_dim;
+};
+
+// Qwen2.5-0.5B (14 / 2 x 64) and Qwen3-0.6B (16 / 8 x 128): a narrow and a wide cache row.
+const HeadShape kShapes[] = {{"qwen2.5-0.5b", 14, 2, 64}, {"qwen3-0.6b", 16, 8, 128}};
+const gguflow::ops::KvCacheType kTypes[] = {gguflow::ops::KvCacheType::kF32, gguflow::ops::KvCacheType::kF16};
+
+void BM_PromptAttention(benchmark::State& state) {
+  namespace ops = gguflow::ops;
+  const HeadShape& shape = kShapes[state.range(0)];
+  const ops::KvCacheType type = kTypes[state.range(1)];
+  const int64_t n = state.range(2);
+  const ops::AttentionShape s{shape.n_head, shape.n_kv_head, shape.head_dim};
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  const auto random = [&](int64_t count) {
+    std::vector<float> v(count);
+    for (float& x : v) x = normal(rng);
+    return v;
+  };
+  const std::vector<float> q = random(n * s.q_row()), k_new = random(n * s.kv_row()), v_new = random(n * s.kv_row());
+  const size_t row_bytes = ops::kv_cache_row_bytes(type, s.kv_row());
+  std::vector<std::byte> k_rows(row_bytes * n), v_rows(row_bytes * n);
+  ops::KvCacheView cache;
+  cache.k = k_rows.data();
+  cache.v = v_rows.data();
+  cache.rows = n;
+  cache.k_type = cache.v_type = type;
+  cache.k_row_bytes = cache.v_row_bytes = row_bytes;
+  std::vector<int32_t> positions(n);
+  for (int64_t t = 0; t < n; ++t) positions[t] = static_cast<int32_t>(t);
+  ops::kv_cache_store(*g_kernels, s, k_new.data(), v_new.data(), positions.data(), n, cache);
+  std::vector<float> scratch(ops::attention_scratch_floats(s, n)), out(n * s.q_row());
+  for (auto _ : state) {
+    ops::attention_heads(*g_kernels, s, ops::AttentionScoring{}, q.data(), positions.data(), n, cache, 0,
+                         n * s.n_head, n, scratch.data(), out.data());
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  const double flops = 4.0 * s.head_dim * s.n_head * (static_cast<double>(n) * (n + 1) / 2);
+  state.counters["GFLOP/s"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.SetLabel(std::string(shape.name) + " " + ops::kv_cache_type_name(type));
+}
+
+void register_cases() {
+  for (int64_t shape = 0; shape < static_cast<int64_t>(std::size(kShapes)); ++shape)
+    for (int64_t type = 0; type < static_cast<int64_t>(std::size(kTypes)); ++type)
+      for (int64_t n : {64, 512, 2048})
+        benchmark::RegisterBenchmark("prompt_attention", BM_PromptAttention)
+            ->Args({shape, type, n})
+            ->ArgNames({"shape", "cache", "tokens"})
+            ->Unit(benchmark::kMillisecond);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const auto& selected = gguflow::plugins::select_kernels();
+  g_kernels = selected.table;
+  std::printf("kernels: %s\n", selected.describe().c_str());
+  register_cases();
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
