@@ -59,6 +59,7 @@ EmbedSummary run_embed(const EmbedRequest& request, const GguflowKernels& kernel
   std::vector<float> pooled;  // [n][dim] for --similarity
   if (request.similarity) pooled.reserve(static_cast<size_t>(n * embedder.dim()));
 
+  if (n > 1) embedder.pack_weights();
   for (int64_t begin = 0; begin < n; begin += request.batch_size) {
     const int64_t end = std::min(n, begin + request.batch_size);
     // Tokenize and check the batch's texts, then evaluate them together (--batch-tokens).
