@@ -197,28 +197,37 @@ void attend_tile(const GguflowKernels& k, const AttentionShape& s, const Keys& k
 // repay the copy (a decode step's one token).
 constexpr int64_t kHeadCopyMinQueries = 4;
 
-// KV head g's keys and values at positions lo..hi of an f32 cache, copied next to each other
-// into the scratch after a tile's (attention_scratch_floats): position p in row p % (hi - lo + 1)
-// of the view `out`, head_dim floats a row, so that for_each_run finds it as in the cache.
+// KV head g's keys and values at positions lo..hi of an f32 or f16 cache, copied next to each
+// other as f32 into the scratch after a tile's (attention_scratch_floats): position p in row
+// p % (hi - lo + 1) of the view `out`, head_dim floats a row, so that for_each_run finds it as
+// in the cache.
 //
 // A cache row holds every KV head (qwen3: 8 x 128 floats, 4 KiB), so one head's slices of
 // consecutive rows lie 4 KiB apart: they map to a few L1 and L2 sets, and every tile of a prompt
 // read them again from L3. Copied once per range, the head's rows (512 positions: 256 KiB of
 // keys, as much of values) stay in L2 while every tile reads them. The values are the same
-// floats, so every score and output keeps its bits. False (nothing copied) for another cache
-// type or more positions than max_keys.
-bool head_rows(const KvCacheView& cache, const AttentionShape& s, int64_t g, int64_t lo, int64_t hi, int64_t max_keys,
-               float* scratch, KvCacheView& out) {
-  if (cache.k_type != KvCacheType::kF32 || cache.v_type != KvCacheType::kF32 || hi < lo || hi + 1 - lo > max_keys)
-    return false;
+// floats (f16 widens exactly), and the kernels' f16 dot and axpy are their f32 operations on the
+// widened values, so every score and output keeps its bits (decode, one query, reads the cache
+// in place). False (nothing copied) for a block type (q8_0, q4_0) or more positions than max_keys.
+bool head_rows(const GguflowKernels& k, const KvCacheView& cache, const AttentionShape& s, int64_t g, int64_t lo,
+               int64_t hi, int64_t max_keys, float* scratch, KvCacheView& out) {
+  const auto widens = [](KvCacheType t) { return t == KvCacheType::kF32 || t == KvCacheType::kF16; };
+  if (!widens(cache.k_type) || !widens(cache.v_type) || hi < lo || hi + 1 - lo > max_keys) return false;
   const int64_t hd = s.head_dim, span = hi + 1 - lo;
   float* k_rows = scratch + tile_rows(s) * (max_keys + 2 * hd);
   float* v_rows = k_rows + max_keys * hd;
+  // Head g's elements of a stored row as f32 into dst.
+  const auto widen = [&](KvCacheType type, const std::byte* row, float* dst) {
+    if (type == KvCacheType::kF32)
+      std::memcpy(dst, reinterpret_cast<const float*>(row) + g * hd, sizeof(float) * hd);
+    else
+      k.dequantize_row(kv_cache_ggml_type(type), reinterpret_cast<const uint16_t*>(row) + g * hd, dst, hd);  // f16: 2 bytes an element
+  };
   for_each_run(cache, lo, hi, [&](int64_t p, int64_t row, int64_t count) {
     for (int64_t i = 0; i < count; ++i) {
       const int64_t dst = (p + i) % span * hd;
-      std::memcpy(k_rows + dst, reinterpret_cast<const float*>(cache.k_row(row + i)) + g * hd, sizeof(float) * hd);
-      std::memcpy(v_rows + dst, reinterpret_cast<const float*>(cache.v_row(row + i)) + g * hd, sizeof(float) * hd);
+      widen(cache.k_type, cache.k_row(row + i), k_rows + dst);
+      widen(cache.v_type, cache.v_row(row + i), v_rows + dst);
     }
   });
   out = KvCacheView::f32(k_rows, v_rows, span, hd, hd);
@@ -285,7 +294,7 @@ void attention_heads(const GguflowKernels& k, const AttentionShape& s,
       const int64_t g = h0 / group;
       KvCacheView rows = cache;
       int64_t offset = g * s.head_dim;
-      if ((t_end - t) * group >= kHeadCopyMinQueries && head_rows(cache, s, g, lo, hi, max_keys, scratch, rows)) offset = 0;
+      if ((t_end - t) * group >= kHeadCopyMinQueries && head_rows(k, cache, s, g, lo, hi, max_keys, scratch, rows)) offset = 0;
       for (int64_t b = t; b < t_end;) {
         const int64_t e = tile_end(b);
         attend_tile(k, s, keys, scale, q, rows, offset, b, e, h0, h0 + group, max_keys, scratch, out);
