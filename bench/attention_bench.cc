@@ -14,9 +14,9 @@
 #include <random>
 #include <vector>
 
+#include "bench/selected_kernels_main.h"
 #include "ops/attention.h"
 #include "ops/kv_cache_type.h"
-#include "runtime/plugins/kernel_plugins.h"
 
 namespace {
 
@@ -81,12 +81,5 @@ void register_cases() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const auto& selected = gguflow::plugins::select_kernels();
-  g_kernels = selected.table;
-  std::printf("kernels: %s\n", selected.describe().c_str());
-  register_cases();
-  benchmark::Initialize(&argc, argv);
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
+  return gguflow::bench::run_with_selected_kernels(argc, argv, &g_kernels, register_cases);
 }

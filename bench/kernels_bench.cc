@@ -45,6 +45,7 @@
 #include "runtime/bench/memory_bandwidth.h"
 #include "ops/parallel.h"
 #include "runtime/exec/tbb_parallel.h"
+#include "bench/selected_kernels_main.h"
 #include "runtime/plugins/kernel_plugins.h"
 #include "runtime/quant/quant.h"
 
@@ -297,12 +298,5 @@ void register_cases() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const auto& selected = gguflow::plugins::select_kernels();
-  g_kernels = selected.table;
-  std::printf("kernels: %s\n", selected.describe().c_str());
-  register_cases();
-  benchmark::Initialize(&argc, argv);
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
+  return gguflow::bench::run_with_selected_kernels(argc, argv, &g_kernels, register_cases);
 }
