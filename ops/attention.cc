@@ -212,7 +212,9 @@ constexpr int64_t kHeadCopyMinQueries = 4;
 bool head_rows(const GguflowKernels& k, const KvCacheView& cache, const AttentionShape& s, int64_t g, int64_t lo,
                int64_t hi, int64_t max_keys, float* scratch, KvCacheView& out) {
   const auto widens = [](KvCacheType t) { return t == KvCacheType::kF32 || t == KvCacheType::kF16; };
-  if (!widens(cache.k_type) || !widens(cache.v_type) || hi < lo || hi + 1 - lo > max_keys) return false;
+  // More positions than the ring's rows: some were overwritten (no single token sees them all).
+  if (!widens(cache.k_type) || !widens(cache.v_type) || hi < lo || hi + 1 - lo > max_keys || hi + 1 - lo > cache.rows)
+    return false;
   const int64_t hd = s.head_dim, span = hi + 1 - lo;
   float* k_rows = scratch + tile_rows(s) * (max_keys + 2 * hd);
   float* v_rows = k_rows + max_keys * hd;
