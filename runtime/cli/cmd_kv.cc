@@ -151,6 +151,7 @@ int eval(int argc, char** argv) {
     const Granularity granularity = parse_granularity(args.get("--granularity"));
     const std::string calib = require(args, "--calib-text", "kv eval --sweep");
     const StudyModel m = open_model(args, "kv eval");
+    for (KeyPosition k : keys) projected_graph_path(*m.file, k);  // a missing graph fails now, not after the collection
     const auto calib_tokens = tokenize_text_file(m, calib);
     const auto eval_tokens = tokenize_text_file(m, text);
     std::vector<KvAnalysis> calibrations;

@@ -76,7 +76,7 @@ CacheRun run_projected(const StudyModel& m, const std::string& projection_path, 
   const KvProjection p = read_kv_projection(*file);
   check_projection_matches_model(p, projection_path, *m.file);
   return run_graph(m, "projected cache " + std::filesystem::path(projection_path).filename().string(),
-                   graph::find_shipped_graph(projected_graph_name(p.keys)), {file}, tokens);
+                   projected_graph_path(*m.file, p.keys), {file}, tokens);
 }
 
 CacheRun run_zero(const StudyModel& m, std::span<const int32_t> tokens) {

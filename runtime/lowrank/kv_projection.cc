@@ -6,6 +6,7 @@
 
 #include "ops/error.h"
 #include "runtime/gguf/gguf_writer.h"
+#include "runtime/graph/graph_choice.h"
 #include "runtime/gguf/model_hparams.h"
 
 namespace gguflow::lowrank {
@@ -72,8 +73,17 @@ KeyPosition parse_key_position(const std::string& s) {
   throw error("--keys: expected 'post-rope' or 'pre-rope', found '", s, "'");
 }
 
-const char* projected_graph_name(KeyPosition k) {
-  return k == KeyPosition::kPreRope ? "decode-lowrank-kv-prerope.yaml" : "decode-lowrank-kv.yaml";
+std::string projected_graph_path(const GgufFile& model, KeyPosition k) {
+  const std::filesystem::path family = graph::default_graph_path(model, graph::Job::kGenerate);
+  const std::string name =
+      family.stem().string() + (k == KeyPosition::kPreRope ? "-lowrank-kv-prerope" : "-lowrank-kv") + ".yaml";
+  const std::filesystem::path path = family.parent_path() / name;
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw error("no low-rank KV graph (keys ", key_position_name(k), ") for this model's family: expected ",
+                path.string(), " beside its graph ", family.filename().string(),
+                " (decode-lowrank-kv.yaml and qwen3-lowrank-kv.yaml show how one extends its family's graph)");
+  return path.string();
 }
 
 namespace {

@@ -41,8 +41,12 @@ struct LayerBasis {
 enum class KeyPosition { kPostRope, kPreRope };
 const char* key_position_name(KeyPosition k);          // "post-rope", "pre-rope"
 KeyPosition parse_key_position(const std::string& s);  // throws for anything else
-// The shipped graph that reads a projection of keys at `k` ("decode-lowrank-kv.yaml", ...).
-const char* projected_graph_name(KeyPosition k);
+// The shipped graph that runs `model` with a projection of keys at `k`: its family's generate
+// graph with "-lowrank-kv" (post-RoPE) or "-lowrank-kv-prerope" before ".yaml", beside it
+// (decode.yaml: decode-lowrank-kv.yaml; qwen3.yaml: qwen3-lowrank-kv.yaml). A family without
+// one is an error naming the file it would be, so that nothing runs the model through a graph
+// of another family (which would leave its own tensors, such as qwen3's q/k norms, unread).
+std::string projected_graph_path(const GgufFile& model, KeyPosition k);
 
 struct KvProjection {
   // Source model, checked against the model a projection is used with.

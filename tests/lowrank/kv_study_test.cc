@@ -80,6 +80,46 @@ TEST(KvStudy, PreRopeFullRankReproducesFullCacheLogits) {
   EXPECT_LT(m.kld_mean, 1e-8);
 }
 
+// A family's low-rank graphs extend its own graph (qwen3-lowrank-kv*.yaml: qwen3.yaml, whose keys
+// are RMS-normed per head before RoPE): at full rank both key positions give the f32 cache's
+// logits to float rounding on the qwen3 fixture, so the projected graphs compute its forward
+// pass, q/k norms included.
+TEST(KvStudy, Qwen3FullRankReproducesFullCacheLogitsWithKeysAfterAndBeforeRope) {
+  constexpr const char* kQwen3 = "models/synth-qwen3-tiny-f32.gguf";
+  GGUFLOW_REQUIRE_DATA(kQwen3);
+  const StudyModel m = StudyModel::open(test::data_path(kQwen3).string(), *plugins::select_kernels().table, 2);
+  const auto calib = tokenize_text_file(m, test::data_path("text/calib.txt").string());
+  const auto eval = tokenize_text_file(m, test::data_path("text/eval.txt").string());
+  const CacheRun full = run_full(m, eval);
+  for (KeyPosition keys : {KeyPosition::kPostRope, KeyPosition::kPreRope}) {
+    EXPECT_NE(projected_graph_path(*m.file, keys).find(keys == KeyPosition::kPreRope ? "qwen3-lowrank-kv-prerope.yaml"
+                                                                                       : "qwen3-lowrank-kv.yaml"),
+              std::string::npos);
+    CalibrateOptions o;
+    o.energy = 1.0;
+    o.text_name = "calib.txt";
+    const std::string path = (test::temp_dir() / (std::string("qwen3-") + key_position_name(keys) + ".kvproj.gguf")).string();
+    write_kv_projection(make_projection(analyse(collect_kv(m, calib, 0, Granularity::kLayer, keys)), o, m), path);
+    const CacheMetrics metrics = compare(full, run_projected(m, path, eval), eval);
+    EXPECT_LT(metrics.logit_rel_l2, 1e-4) << key_position_name(keys);
+    EXPECT_EQ(metrics.top1_agreement, 1.0) << key_position_name(keys);
+  }
+}
+
+// A family with no low-rank graph (gemma2 ships none) is refused with the file it would need,
+// before anything runs, instead of running it through another family's graph.
+TEST(KvStudy, FamilyWithoutALowRankGraphIsRefusedNamingTheFile) {
+  constexpr const char* kGemma2 = "models/synth-gemma2-tiny-f32.gguf";
+  GGUFLOW_REQUIRE_DATA(kGemma2);
+  const auto file = GgufFile::open(test::data_path(kGemma2).string());
+  try {
+    projected_graph_path(*file, KeyPosition::kPostRope);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("gemma2-lowrank-kv.yaml"), std::string::npos) << e.what();
+  }
+}
+
 // The pre-RoPE keys are the cached ones rotated back: each keeps its length, so the mean
 // squared norm (trace of the covariance + |mean|^2) is the same on both sides; but before the
 // rotation much of it is a constant mean that RoPE would turn into position-dependent
