@@ -222,8 +222,8 @@ bool head_rows(const GguflowKernels& k, const KvCacheView& cache, const Attentio
   const auto widen = [&](KvCacheType type, const std::byte* row, float* dst) {
     if (type == KvCacheType::kF32)
       std::memcpy(dst, reinterpret_cast<const float*>(row) + g * hd, sizeof(float) * hd);
-    else
-      k.dequantize_row(kv_cache_ggml_type(type), reinterpret_cast<const uint16_t*>(row) + g * hd, dst, hd);  // f16: 2 bytes an element
+    else  // f16: 2 bytes an element
+      k.dequantize_row(kv_cache_ggml_type(type), reinterpret_cast<const uint16_t*>(row) + g * hd, dst, hd);
   };
   for_each_run(cache, lo, hi, [&](int64_t p, int64_t row, int64_t count) {
     for (int64_t i = 0; i < count; ++i) {
@@ -296,7 +296,8 @@ void attention_heads(const GguflowKernels& k, const AttentionShape& s,
       const int64_t g = h0 / group;
       KvCacheView rows = cache;
       int64_t offset = g * s.head_dim;
-      if ((t_end - t) * group >= kHeadCopyMinQueries && head_rows(k, cache, s, g, lo, hi, max_keys, scratch, rows)) offset = 0;
+      if ((t_end - t) * group >= kHeadCopyMinQueries && head_rows(k, cache, s, g, lo, hi, max_keys, scratch, rows))
+        offset = 0;
       for (int64_t b = t; b < t_end;) {
         const int64_t e = tile_end(b);
         attend_tile(k, s, keys, scale, q, rows, offset, b, e, h0, h0 + group, max_keys, scratch, out);
