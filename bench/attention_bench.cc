@@ -56,7 +56,7 @@ void BM_PromptAttention(benchmark::State& state) {
   std::vector<int32_t> positions(n);
   for (int64_t t = 0; t < n; ++t) positions[t] = static_cast<int32_t>(t);
   ops::kv_cache_store(*g_kernels, s, k_new.data(), v_new.data(), positions.data(), n, cache);
-  std::vector<float> scratch(ops::attention_scratch_floats(s, n)), out(n * s.q_row());
+  std::vector<float> scratch(ops::attention_scratch_floats(s, n, cache)), out(n * s.q_row());
   for (auto _ : state) {
     ops::attention_heads(*g_kernels, s, ops::AttentionScoring{}, q.data(), positions.data(), n, cache, 0,
                          n * s.n_head, n, scratch.data(), out.data());

@@ -193,9 +193,23 @@ void attend_tile(const GguflowKernels& k, const AttentionShape& s, const Keys& k
   }
 }
 
-// Query rows a range must hold for its KV head's rows to be copied (head_rows): fewer do not
-// repay the copy (a decode step's one token).
-constexpr int64_t kHeadCopyMinQueries = 4;
+// The most positions head_rows copies: 4,096 positions of a 128-wide head are 4 MiB of keys
+// and values, several times L2 already; longer spans read the cache in place (the kernels then
+// copy a 16 KiB chunk at a time). Bounds the scratch at long contexts.
+constexpr int64_t kHeadCopyMaxPositions = 4096;
+
+int64_t head_copy_positions(int64_t max_keys) { return std::min(max_keys, kHeadCopyMaxPositions); }
+
+bool copies_heads(const KvCacheView& cache) {
+  const auto widens = [](KvCacheType t) { return t == KvCacheType::kF32 || t == KvCacheType::kF16; };
+  return widens(cache.k_type) && widens(cache.v_type);
+}
+
+// Whether the kernel table widens f16 (dequantize_row is promised for the act_type entries).
+bool widens_f16(const GguflowKernels& k, const KvCacheView& cache) {
+  const bool f16 = cache.k_type == KvCacheType::kF16 || cache.v_type == KvCacheType::kF16;
+  return !f16 || k.act_type[GGML_TYPE_F16] == GGML_TYPE_F16;
+}
 
 // KV head g's keys and values at positions lo..hi of an f32 or f16 cache, copied next to each
 // other as f32 into the scratch after a tile's (attention_scratch_floats): position p in row
@@ -208,16 +222,17 @@ constexpr int64_t kHeadCopyMinQueries = 4;
 // keys, as much of values) stay in L2 while every tile reads them. The values are the same
 // floats (f16 widens exactly), and the kernels' f16 dot and axpy are their f32 operations on the
 // widened values, so every score and output keeps its bits (decode, one query, reads the cache
-// in place). False (nothing copied) for a block type (q8_0, q4_0) or more positions than max_keys.
+// in place). False (nothing copied) for a block type (q8_0, q4_0) or more positions than
+// head_copy_positions(max_keys).
 bool head_rows(const GguflowKernels& k, const KvCacheView& cache, const AttentionShape& s, int64_t g, int64_t lo,
                int64_t hi, int64_t max_keys, float* scratch, KvCacheView& out) {
-  const auto widens = [](KvCacheType t) { return t == KvCacheType::kF32 || t == KvCacheType::kF16; };
+  const int64_t capacity = head_copy_positions(max_keys);
   // More positions than the ring's rows: some were overwritten (no single token sees them all).
-  if (!widens(cache.k_type) || !widens(cache.v_type) || hi < lo || hi + 1 - lo > max_keys || hi + 1 - lo > cache.rows)
+  if (!copies_heads(cache) || !widens_f16(k, cache) || hi < lo || hi + 1 - lo > capacity || hi + 1 - lo > cache.rows)
     return false;
   const int64_t hd = s.head_dim, span = hi + 1 - lo;
   float* k_rows = scratch + tile_rows(s) * (max_keys + 2 * hd);
-  float* v_rows = k_rows + max_keys * hd;
+  float* v_rows = k_rows + capacity * hd;
   // Head g's elements of a stored row as f32 into dst.
   const auto widen = [&](KvCacheType type, const std::byte* row, float* dst) {
     if (type == KvCacheType::kF32)
@@ -238,9 +253,10 @@ bool head_rows(const GguflowKernels& k, const KvCacheView& cache, const Attentio
 
 }  // namespace
 
-int64_t attention_scratch_floats(const AttentionShape& s, int64_t max_keys) {
+int64_t attention_scratch_floats(const AttentionShape& s, int64_t max_keys, const KvCacheView& cache) {
   // A tile's scores, queries and outputs; then one KV head's keys and values (head_rows).
-  return tile_rows(s) * (max_keys + 2 * s.head_dim) + 2 * max_keys * s.head_dim;
+  const int64_t copy = copies_heads(cache) ? 2 * head_copy_positions(max_keys) * s.head_dim : 0;
+  return tile_rows(s) * (max_keys + 2 * s.head_dim) + copy;
 }
 
 int64_t attention_tile_tasks(const AttentionShape& s) { return tile_tokens(s) * s.n_head; }
@@ -296,8 +312,9 @@ void attention_heads(const GguflowKernels& k, const AttentionShape& s,
       const int64_t g = h0 / group;
       KvCacheView rows = cache;
       int64_t offset = g * s.head_dim;
-      if ((t_end - t) * group >= kHeadCopyMinQueries && head_rows(k, cache, s, g, lo, hi, max_keys, scratch, rows))
-        offset = 0;
+      // Copied only when more than one tile will read it: one tile (a decode step's token, a
+      // thread's small share of a prompt) reads each row once anyway.
+      if (t_end - t > tile_tokens(s) && head_rows(k, cache, s, g, lo, hi, max_keys, scratch, rows)) offset = 0;
       for (int64_t b = t; b < t_end;) {
         const int64_t e = tile_end(b);
         attend_tile(k, s, keys, scale, q, rows, offset, b, e, h0, h0 + group, max_keys, scratch, out);

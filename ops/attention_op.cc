@@ -102,7 +102,7 @@ BoundOp bind_attention(Binder& b) {
   const GguflowKernels& k = b.kernels();
   const Parallel& par = b.parallel();
   // A block of queries' scores over up to n_ctx keys, its queries and outputs, per thread.
-  const int64_t scratch_floats = attention_scratch_floats(shape, n_ctx);
+  const int64_t scratch_floats = attention_scratch_floats(shape, n_ctx, cache);
   return {{sizeof(float) * static_cast<size_t>(scratch_floats * b.max_threads())},
           [&k, &par, shape, scoring, cache, n_ctx, scratch_floats](const StepView& s, const NodeIo& io) {
             const int32_t* pos = at<const int32_t>(s, io.inputs[kAttnPositions]);

@@ -119,8 +119,9 @@ typedef struct GguflowKernels {
   /* ABI 4. KV cache rows in a compact element type `kv_type`: GGML_TYPE_F32, GGML_TYPE_F16,
    * GGML_TYPE_Q8_0 or GGML_TYPE_Q4_0 (the host passes no other). A row of `width` elements is
    * stored as width / block elements blocks (width a multiple of 32 for the quantized types),
-   * one after the other; attention reads it in place, a block at a time, never a decoded copy
-   * of the cache.
+   * one after the other; attention reads q8_0 / q4_0 rows in place, a block at a time, never a
+   * decoded copy of the cache (a prompt copies one KV head's f32 / f16 rows next to each other,
+   * f16 widened by dequantize_row, and reads the copy with the F32 entries).
    *  - kv_store_row: dst = x[0..width) in kv_type. F16 rounds to nearest even; Q8_0 is
    *    bit-exact with GGML's quantize_row_q8_0_ref (d = max|x| / 127, q = roundf(x / d));
    *    Q4_0 with quantize_row_q4_0_ref (d = max / -8 of the element of largest magnitude,
@@ -129,7 +130,10 @@ typedef struct GguflowKernels {
    *    [offset, offset + n) may start and end inside a block (a head narrower than a block).
    *  - kv_axpy: y[i] += a * row[offset + i] for i in [0, n), row decoded.
    * Results equal the scalar plugin's to float rounding (the order of the additions differs
-   * by vector width); the f32 path of attention keeps using dot_f32 / axpy_f32. */
+   * by vector width); the f32 path of attention keeps using dot_f32 / axpy_f32. F16 must give
+   * exactly the F32 results on the rows widened to f32 (kv_dot(F16) = kv_dot(F32) of the
+   * widened row, likewise kv_axpy and the _rows entries), so that a prompt over the widened
+   * copy and a decode step over the cache agree bit for bit. */
   void (*kv_store_row)(uint32_t kv_type, const float* x, void* dst, int64_t width);
   float (*kv_dot)(uint32_t kv_type, const float* q, const void* row, int64_t offset, int64_t n);
   void (*kv_axpy)(uint32_t kv_type, float a, const void* row, int64_t offset, float* y, int64_t n);

@@ -215,7 +215,8 @@ struct PackedChunk {
 
 // Whether f32 rows of head width n are packed for n_q queries, and the rows per chunk then.
 int64_t PackedChunkRows(uint32_t kv_type, int64_t n_q, size_t row_bytes, int64_t n) {
-  if (kv_type != GGML_TYPE_F32 || n_q < kPackMinQueries || n <= 0 || n > kPackFloats / 16) return 0;
+  if (kv_type != GGML_TYPE_F32 || row_bytes % sizeof(float) != 0) return 0;
+  if (n_q < kPackMinQueries || n <= 0 || n > kPackFloats / 16) return 0;
   if (row_bytes == static_cast<size_t>(n) * sizeof(float)) return 0;  // already one head's rows in a row
   return std::min<int64_t>(kRowChunk, kPackFloats / n / 16 * 16);
 }
@@ -296,6 +297,9 @@ void KvDotRows(uint32_t kv_type, const float* q, int64_t q_stride, int64_t n_q, 
   // 16 rows with their reductions done together (DotF32Rows16), where a row's own reduction
   // cost more than its multiply-adds for a 64-wide head; elsewhere four.
   constexpr int kF32Rows = 4;
+  // f32 rows whole floats apart (always, for a cache; the ABI allows any stride): the vector
+  // paths address them as floats, others go row by row through KvDot.
+  const bool f32_rows = kv_type == GGML_TYPE_F32 && row_bytes % sizeof(float) == 0;
   const int64_t packed_rows = PackedChunkRows(kv_type, n_q, row_bytes, n);
   const int64_t chunk = packed_rows > 0 ? packed_rows : kRowChunk;
   PackedChunk packed;
@@ -309,13 +313,13 @@ void KvDotRows(uint32_t kv_type, const float* q, int64_t q_stride, int64_t n_q, 
       PackRows(RowAt(rows, row_bytes, j0), row_bytes, j1 - j0, offset, n, packed.values);
       base = packed.values;
       f32_stride = n;
-    } else if (kv_type == GGML_TYPE_F32) {
+    } else if (f32_rows) {
       base = reinterpret_cast<const float*>(RowAt(rows, row_bytes, j0)) + offset;
     }
     int64_t i = 0;
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
     // Four queries by four rows at a time: each vector loaded feeds four multiply-adds.
-    if (kv_type == GGML_TYPE_F32 && n >= 16 && (packed_rows > 0 || row_bytes % sizeof(float) == 0)) {
+    if (f32_rows && n >= 16) {
       for (; i + 4 <= n_q; i += 4) {
         int64_t j = j0;
         for (; j + 4 <= j1; j += 4)
@@ -329,10 +333,10 @@ void KvDotRows(uint32_t kv_type, const float* q, int64_t q_stride, int64_t n_q, 
       const float* qi = q + i * q_stride;
       float* si = s + i * s_stride;
       int64_t j = j0;
-      if (kv_type == GGML_TYPE_F32) {
+      if (f32_rows) {
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
         constexpr int kWide = 16;
-        if ((packed_rows > 0 || row_bytes % sizeof(float) == 0) && n >= kWide) {
+        if (n >= kWide) {
           for (; j + kF32Rows < j1; j += kWide) {  // a group of 5..16 rows
             const int m = static_cast<int>(std::min<int64_t>(kWide, j1 - j));
             DotF32Rows16(qi, f32(j), f32_stride, m, n, si + j);
@@ -385,17 +389,18 @@ void KvAxpyRows(uint32_t kv_type, const float* a, int64_t a_stride, int64_t n_q,
       else AxpyRowsHeld<NQ>(ai, m, yi, n, load_f16, at_f16);
     };
     int64_t i0 = 0;
-    if (kv_type == GGML_TYPE_F32 || kv_type == GGML_TYPE_F16) {
+    const bool float_rows = kv_type == GGML_TYPE_F16 || (kv_type == GGML_TYPE_F32 && row_bytes % sizeof(float) == 0);
+    if (float_rows) {
       for (; i0 + kQueriesHeld <= n_q; i0 += kQueriesHeld) held(std::integral_constant<int, kQueriesHeld>{}, i0);
       for (; i0 < n_q; ++i0) held(std::integral_constant<int, 1>{}, i0);
     }
     for (int64_t i = i0; i < n_q; ++i) {
       const float* ai = a + i * a_stride + j0;
       float* yi = y + i * y_stride;
-      if (offset % kBlock == 0 && n % kBlock == 0) {
+      if (kv_type != GGML_TYPE_F32 && offset % kBlock == 0 && n % kBlock == 0) {
         AxpyBlocksHeld(kv_type, ai, chunk, row_bytes, m, offset, yi, n);
-      } else {
-        for (int64_t j = 0; j < m; ++j) AxpyBlocks(kv_type, ai[j], RowAt(chunk, row_bytes, j), offset, yi, n);
+      } else {  // a head inside a block, or f32 rows not whole floats apart
+        for (int64_t j = 0; j < m; ++j) KvAxpy(kv_type, ai[j], RowAt(chunk, row_bytes, j), offset, yi, n);
       }
     }
   }

@@ -1,5 +1,6 @@
 // `gguflow kv spectrum|calibrate|eval`: how low-rank a model's KV cache is, a calibrated
-// low-rank projection (.kvproj.gguf) for graphs/decode-lowrank-kv.yaml, and its error and
+// low-rank projection (.kvproj.gguf) for the family's low-rank graph (graphs/decode-lowrank-kv.yaml,
+// qwen3-lowrank-kv.yaml, ...), and its error and
 // memory against the full cache. The logic lives in runtime/lowrank/; this file parses options.
 #include <cstdio>
 #include <cstring>
@@ -41,8 +42,8 @@ StudyModel open_model(const Args& args, const char* command) {
 }
 
 constexpr const char* kKeysHelp =
-    "keys as attention caches them (after RoPE) or before the rotation (for "
-    "graphs/decode-lowrank-kv-prerope.yaml)";
+    "keys as attention caches them (after RoPE) or before the rotation (for the family's "
+    "-lowrank-kv-prerope graph, e.g. graphs/decode-lowrank-kv-prerope.yaml)";
 
 std::string require(const Args& args, const char* option, const char* command) {
   if (!args.has(option)) throw error(command, ": ", option, " is required");
@@ -76,8 +77,8 @@ int calibrate(int argc, char** argv) {
   Args args("kv calibrate --model M --text FILE (--energy T | --rank R) [--keys pre-rope] -o M.kvproj.gguf",
             "Picks per layer (or head) the smallest rank reaching an energy threshold, for K and V "
             "separately (or one uniform rank), and writes bases, means and ranks as a GGUF side file "
-            "for graphs/decode-lowrank-kv.yaml, or with --keys pre-rope for "
-            "graphs/decode-lowrank-kv-prerope.yaml.");
+            "for the model family's low-rank graph (graphs/decode-lowrank-kv.yaml, qwen3-lowrank-kv.yaml; "
+            "with --keys pre-rope their -prerope variants).");
   add_common(args);
   args.option("--text", "FILE", "calibration text (UTF-8)")
       .option("--ctx", "N", "tokens per run (the cache restarts every N tokens; 0: all)", "0")

@@ -72,7 +72,10 @@ class Embedder {
   // Packs the session's weights now (Session::pack_weights: the same bits on x86, where the
   // packed types have panels). Worth it before many steps: one short text per step otherwise
   // packs every weight panel again in every product (~30 % of embedding 2,000 sentences one at
-  // a time with bge-small); not for one text (a pass over the weights it never recovers).
+  // a time with bge-small); not for one text (a pass over the weights it never recovers). With
+  // the shipped plugins packing cannot change a vector: on x86 row-major and packed weights share
+  // the panel kernels' bits, and elsewhere nothing packs. A plugin whose packed products round
+  // differently would make a text's vector depend on whether it came alone.
   void pack_weights() { session_->pack_weights(); }
 
  private:

@@ -2,8 +2,9 @@
 // next-token distributions:
 //   full       the generate default (graphs/decode.yaml) with an f32 cache, the reference (KL 0,
 //              top-1 1, relative L2 0)
-//   projected  graphs/decode-lowrank-kv.yaml (or decode-lowrank-kv-prerope.yaml for keys fitted
-//              before RoPE) with a .kvproj.gguf side file, and/or
+//   projected  the family's low-rank graph (graphs/decode-lowrank-kv.yaml, qwen3-lowrank-kv.yaml,
+//              or their -prerope variants for keys fitted before RoPE) with a .kvproj.gguf side
+//              file, and/or
 //   K x, V y   decode.yaml with its cache stored in smaller element types (f16, q8_0, q4_0)
 //   zero       decode.yaml one token at a time with the cache cleared before every step: each
 //              token sees only itself. A control: a decode that did not read its cache would
@@ -51,7 +52,7 @@ struct CacheTypes {
 };
 
 CacheRun run_full(const StudyModel& m, std::span<const int32_t> tokens, CacheTypes types = {});
-// Through the graph of the file's key position (projected_graph_name).
+// Through the model family's low-rank graph for the file's key position (projected_graph_path).
 CacheRun run_projected(const StudyModel& m, const std::string& projection_path, std::span<const int32_t> tokens);
 CacheRun run_zero(const StudyModel& m, std::span<const int32_t> tokens);
 

@@ -58,7 +58,7 @@ std::vector<float> run_attention(const ops::AttentionShape& s, const ops::Attent
   std::vector<int32_t> pos(n_tokens);
   for (int64_t t = 0; t < n_tokens; ++t) pos[t] = static_cast<int32_t>(t);
   const auto& k = test::scalar_f32_test_kernels();
-  std::vector<float> out(n_tokens * s.q_row()), scores(ops::attention_scratch_floats(s, n_ctx));
+  std::vector<float> out(n_tokens * s.q_row()), scores(ops::attention_scratch_floats(s, n_ctx, cache));
   ops::kv_cache_store(k, s, kk.data(), v.data(), pos.data(), prefill, cache);
   ops::attention_heads(k, s, scoring, q.data(), pos.data(), prefill, cache, 0,
                        prefill * s.n_head, n_ctx, scores.data(), out.data());

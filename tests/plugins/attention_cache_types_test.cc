@@ -96,7 +96,7 @@ std::vector<float> run(const GguflowKernels& k, const Case& c, KvCacheType kt, K
   scoring.window = c.window;
   std::vector<int32_t> pos(static_cast<size_t>(c.n_tokens));
   for (int64_t t = 0; t < c.n_tokens; ++t) pos[t] = static_cast<int32_t>(t);
-  std::vector<float> out(static_cast<size_t>(c.n_tokens * s.q_row())), scores(static_cast<size_t>(ops::attention_scratch_floats(s, rows)));
+  std::vector<float> out(static_cast<size_t>(c.n_tokens * s.q_row())), scores(static_cast<size_t>(ops::attention_scratch_floats(s, rows, cache)));
   ops::kv_cache_store(k, s, kk.data(), v.data(), pos.data(), c.prefill, cache);
   ops::attention_heads(k, s, scoring, q.data(), pos.data(), c.prefill, cache, 0, c.prefill * s.n_head,
                        rows, scores.data(), out.data());
@@ -257,7 +257,7 @@ TEST_P(AttentionCacheTypes, BlocksGiveTheBitsOfOneQueryAtATime) {
       std::vector<std::byte> kc(cache.k_row_bytes * rows, std::byte{0x7f}), vc(cache.v_row_bytes * rows, std::byte{0x7f});
       cache.k = kc.data();
       cache.v = vc.data();
-      std::vector<float> scratch(static_cast<size_t>(ops::attention_scratch_floats(s, rows)));
+      std::vector<float> scratch(static_cast<size_t>(ops::attention_scratch_floats(s, rows, cache)));
       // The prompt in one step: the reference, then blocks over two odd task ranges.
       ops::kv_cache_store(k, s, kk.data(), v.data(), pos.data(), n, cache);
       std::vector<float> want(q.size()), got(q.size());

@@ -173,6 +173,50 @@ TEST_P(KvCacheRows, RowsEntriesAreTheOneRowCallsBitForBit) {
   }
 }
 
+// The ABI's F16 contract (kernel_abi.h): kv_dot, kv_axpy and the _rows entries on F16 rows give
+// exactly the F32 results on the rows widened to f32 (dequantize_row), which prompt attention
+// relies on when it reads a widened copy of an f16 cache while decode reads the cache itself.
+// Head widths with and without a vector tail, several queries, rows longer than a chunk.
+TEST_P(KvCacheRows, F16RowsGiveTheF32ResultsOfTheWidenedRows) {
+  const GguflowKernels& k = plugin_table(GetParam());
+  ASSERT_EQ(k.act_type[GGML_TYPE_F16], static_cast<uint32_t>(GGML_TYPE_F16));  // dequantize_row widens f16
+  constexpr int64_t kRows = 150, kQueries = 5;
+  uint32_t seed = 900;
+  for (const int64_t hd : {int64_t{20}, int64_t{64}, int64_t{128}}) {
+    std::vector<char> half(row_bytes(GGML_TYPE_F16, hd) * kRows);
+    std::vector<float> wide(static_cast<size_t>(hd * kRows));
+    for (int64_t j = 0; j < kRows; ++j) {
+      char* row = half.data() + j * row_bytes(GGML_TYPE_F16, hd);
+      k.kv_store_row(GGML_TYPE_F16, random_floats(hd, seed++).data(), row, hd);
+      k.dequantize_row(GGML_TYPE_F16, row, wide.data() + j * hd, hd);
+    }
+    const std::vector<float> q = random_floats(kQueries * hd, seed++);
+    std::vector<float> a = random_floats(kQueries * kRows, seed++);
+    for (float& w : a) w = std::fabs(w) / kRows;
+    std::vector<float> s16(kQueries * kRows), s32(s16.size());
+    k.kv_dot_rows(GGML_TYPE_F16, q.data(), hd, kQueries, half.data(), row_bytes(GGML_TYPE_F16, hd), kRows, 0, hd,
+                  s16.data(), kRows);
+    k.kv_dot_rows(GGML_TYPE_F32, q.data(), hd, kQueries, wide.data(), sizeof(float) * hd, kRows, 0, hd, s32.data(),
+                  kRows);
+    EXPECT_EQ(s16, s32) << "kv_dot_rows, head of " << hd;
+    std::vector<float> y16(q), y32(q);
+    k.kv_axpy_rows(GGML_TYPE_F16, a.data(), kRows, kQueries, half.data(), row_bytes(GGML_TYPE_F16, hd), kRows, 0,
+                   y16.data(), hd, hd);
+    k.kv_axpy_rows(GGML_TYPE_F32, a.data(), kRows, kQueries, wide.data(), sizeof(float) * hd, kRows, 0, y32.data(),
+                   hd, hd);
+    EXPECT_EQ(y16, y32) << "kv_axpy_rows, head of " << hd;
+    for (int64_t j = 0; j < kRows; ++j) {
+      const char* row = half.data() + j * row_bytes(GGML_TYPE_F16, hd);
+      ASSERT_EQ(k.kv_dot(GGML_TYPE_F16, q.data(), row, 0, hd), k.dot_f32(q.data(), wide.data() + j * hd, hd))
+          << "kv_dot, head of " << hd << ", row " << j;
+      std::vector<float> one16(q.begin(), q.begin() + hd), one32(one16);
+      k.kv_axpy(GGML_TYPE_F16, a[j], row, 0, one16.data(), hd);
+      k.axpy_f32(a[j], wide.data() + j * hd, one32.data(), hd);
+      ASSERT_EQ(one16, one32) << "kv_axpy, head of " << hd << ", row " << j;
+    }
+  }
+}
+
 // The stored values are close to the input: the formats' own error (a guard against a
 // kernel that stores zeros and reads zeros back consistently).
 TEST_P(KvCacheRows, StoredRowsKeepTheValues) {
