@@ -3,8 +3,9 @@
 //   build/bin/kernels_bench                        # the best plugin for this CPU
 //   GGUFLOW_KERNELS=avx2 build/bin/kernels_bench   # a given plugin
 //
-// Cases: decode (mat_vec, one activation row) and prefill (mat_mat with 64 and 512 rows, and
-// the same rows done one mat_vec at a time for comparison), on 1 and 2 threads. The output rows
+// Cases: decode (mat_vec, one activation row), a server's decode step of 8 sequences (mat_mat
+// with 8 rows) and prefill (mat_mat with 64 and 512 rows), and the same rows done one mat_vec at
+// a time for comparison, on 1 and 2 threads. The output rows
 // are split across the threads of a task_arena exactly as a session splits a matmul node
 // (ops::parallel_row_units: a few ranges per thread, cut at packed-group multiples), and the
 // timing loop runs inside the arena as a session step does. Where the plugin packs the shape's
@@ -38,6 +39,8 @@
 #include <random>
 #include <string>
 #include <vector>
+
+#include <sys/mman.h>
 
 #include <benchmark/benchmark.h>
 #include <tbb/task_arena.h>
@@ -96,11 +99,34 @@ size_t row_bytes(uint32_t type, int64_t n) {
   return static_cast<size_t>(n / info->block_size * info->type_size);
 }
 
+// Bytes in 2 MiB-aligned memory with transparent huge pages advised, as a session stores its
+// packed weights (runtime/exec/packed_weights.cc): with 4 KiB pages a matrix streamed from DRAM
+// also pays a TLB miss per page, which the session does not.
+class HugePageBytes {
+ public:
+  void resize(size_t bytes) {
+    constexpr size_t kAlign = size_t{2} << 20;
+    const size_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
+    data_.reset(static_cast<uint8_t*>(std::aligned_alloc(kAlign, rounded)));
+    if (!data_) throw std::bad_alloc();
+#ifdef MADV_HUGEPAGE
+    ::madvise(data_.get(), rounded, MADV_HUGEPAGE);
+#endif
+  }
+  uint8_t* data() const { return data_.get(); }
+
+ private:
+  struct Free {
+    void operator()(uint8_t* p) const { std::free(p); }
+  };
+  std::unique_ptr<uint8_t, Free> data_;
+};
+
 // Copies of one quantized matrix (enough to leave the caches) and quantized activation rows.
 struct Case {
   size_t w_row_bytes = 0, act_row_bytes = 0, matrix_bytes = 0;
-  std::vector<std::vector<uint8_t>> copies;
-  std::vector<std::vector<uint8_t>> packed_copies;  // same, in the plugin's packed layout, or none
+  std::vector<HugePageBytes> copies;
+  std::vector<HugePageBytes> packed_copies;  // same, in the plugin's packed layout, or none
   std::vector<uint8_t> act;  // [512][act_row_bytes]
 };
 
@@ -278,8 +304,10 @@ void register_cases() {
       if (packs)
         benchmark::RegisterBenchmark((name + "/decode_packed").c_str(), BM_Matrix)
             ->Args({int64_t(i), kDecodePacked, 1, threads})->ArgNames({"", "", "", "threads"})->UseRealTime();
-      for (int64_t batch : {64, 512}) {
-        if (huge) continue;  // the lm-head is applied to the last position only
+      // 8: one decode step of 8 sequences (a server's continuous batching, issue 18); 64, 512:
+      // prefill. The lm-head is applied to the last position of a prompt only.
+      for (int64_t batch : {8, 64, 512}) {
+        if (huge && batch > 8) continue;
         benchmark::RegisterBenchmark((name + "/prefill" + std::to_string(batch)).c_str(), BM_Matrix)
             ->Args({int64_t(i), kPrefillBatched, batch, threads})->ArgNames({"", "", "", "threads"})->UseRealTime();
         benchmark::RegisterBenchmark((name + "/prefill" + std::to_string(batch) + "_one_at_a_time").c_str(), BM_Matrix)

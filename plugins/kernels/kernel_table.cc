@@ -54,7 +54,7 @@ void QuantizeActEntry(uint32_t act_type, const float* x, void* dst, int64_t n) {
 void MatMatEntry(uint32_t w_type, const void* w, size_t w_row_bytes, int64_t n, int64_t row_begin,
                  int64_t row_end, const void* act, size_t act_row_bytes, int64_t n_act, float* y,
                  int64_t y_stride) {
-  const MatMulArgs args{w, w_row_bytes, n, row_begin, row_end, act, act_row_bytes, n_act, y, y_stride};
+  const MatMulArgs args{w, w_row_bytes, n, row_begin, row_end, act, act_row_bytes, n_act, y, y_stride, row_end};
   if (MatMulViaPanels(w_type, args)) return;
   if (MatMulBlock32(w_type, args)) return;
   if (MatMulKQuant(w_type, args)) return;
@@ -69,7 +69,7 @@ void MatVecEntry(uint32_t w_type, const void* w, size_t w_row_bytes, int64_t n, 
 void MatMatPackedEntry(uint32_t w_type, const void* w, size_t w_row_bytes, int64_t n,
                        int64_t row_begin, int64_t row_end, const void* act, size_t act_row_bytes,
                        int64_t n_act, float* y, int64_t y_stride) {
-  MatMulPacked(w_type, {w, w_row_bytes, n, row_begin, row_end, act, act_row_bytes, n_act, y, y_stride});
+  MatMulPacked(w_type, {w, w_row_bytes, n, row_begin, row_end, act, act_row_bytes, n_act, y, y_stride, row_end});
 }
 
 void MatVecPackedEntry(uint32_t w_type, const void* w, size_t w_row_bytes, int64_t n,

@@ -389,13 +389,14 @@ inline __m512i WeightsOfPair(const uint8_t* rec0, const uint8_t* rec1, const __m
 // so mat_vec keeps the 256-bit path.
 template <class Fmt, int NA>
 inline void DotColumnsPair(const uint8_t* group0, const uint8_t* group1, const block_q8_0* const* act,
-                           const ActivationTerms* t, __m512* acc) {
+                           const ActivationTerms* t, AheadPrefetch& ahead, __m512* acc) {
   static_assert(Fmt::kDotOffset > 0, "VNNI multiplies every packed block-32 format unsigned by signed");
   using L = PackedLayout<Fmt>;
   for (int64_t c = 0; c < t[0].count; ++c) {
     const int64_t b = t[0].b0 + c;
     const uint8_t* rec0 = group0 + b * L::kColumnBytes;
     const uint8_t* rec1 = group1 + b * L::kColumnBytes;
+    ahead.step();
     __m512i planes[5];
     if constexpr (Fmt::kFivePlanes)
       for (int j = 0; j < 5; ++j) planes[j] = LoadPair(rec0, rec1, L::kPlanesAt + 32 * j);
@@ -435,22 +436,27 @@ inline void DotColumnsPair(const uint8_t* group0, const uint8_t* group1, const b
 // y_i[r] = dot(row r, activation row i) for r in [row_begin, row_end) and NA activation rows
 // (mat_vec: NA = 1). A group's 8 rows are computed together whatever the range (lane r is row
 // r, independent of the other lanes), and only the rows in the range are stored.
+// The pairs prefetch the groups after them up to row prefetch_row_end (AheadPrefetch).
 template <class Fmt, int NA>
 void MulPacked(const void* w, size_t w_row_bytes, int64_t n, int64_t row_begin, int64_t row_end,
-               const block_q8_0* const* act, float* const* y) {
+               int64_t prefetch_row_end, const block_q8_0* const* act, float* const* y) {
   const int64_t nb = n / 32;
   ActivationTerms terms[NA];
   int64_t g = row_begin / kGroupRows;
 #if GGUFLOW_X86_VNNI
+  using L = PackedLayout<Fmt>;
+  const int64_t prefetch_groups_end = (prefetch_row_end + kGroupRows - 1) / kGroupRows;
   for (; NA > 1 && (g + 1) * kGroupRows < row_end; g += 2) {  // group g + 1 has rows in the range
     const uint8_t* group0 = PackedGroupAt(w, w_row_bytes, g);
     const uint8_t* group1 = PackedGroupAt(w, w_row_bytes, g + 1);
+    AheadPrefetch ahead(PackedGroupAt(w, w_row_bytes, std::min(g + 2, prefetch_groups_end)),
+                        PackedGroupAt(w, w_row_bytes, std::min(g + 4, prefetch_groups_end)), 2 * L::kColumnBytes);
     __m512 acc[NA];
     for (int i = 0; i < NA; ++i) acc[i] = _mm512_setzero_ps();
     for (int64_t b0 = 0; b0 < nb; b0 += ActivationTerms::kBlocks) {
       if (terms[0].b0 != b0)
         for (int i = 0; i < NA; ++i) terms[i].template Fill<Fmt>(act[i], b0, std::min(nb, b0 + ActivationTerms::kBlocks));
-      DotColumnsPair<Fmt, NA>(group0, group1, act, terms, acc);
+      DotColumnsPair<Fmt, NA>(group0, group1, act, terms, ahead, acc);
     }
     for (int i = 0; i < NA; ++i) {
       StorePackedGroup(_mm512_castps512_ps256(acc[i]), g, row_begin, row_end, y[i]);
@@ -472,6 +478,7 @@ void MulPacked(const void* w, size_t w_row_bytes, int64_t n, int64_t row_begin, 
     }
     for (int i = 0; i < NA; ++i) StorePackedGroup(acc[i], g, row_begin, row_end, y[i]);
   }
+  (void)prefetch_row_end;
 }
 
 // One packed Q4_0 / Q5_0 group of nb records into panel records (kernels_panels.cc's layout,
@@ -506,9 +513,12 @@ void UnpackGroupToPanel(const uint8_t* group, int64_t nb, uint8_t* dst) {
 
 // mat_vec and mat_mat (ForEachMatMulTile): each activation row gets the operations it gets
 // alone, so mat_mat equals n_act mat_vec calls bit for bit.
+// Activation rows per pass over a packed record: the widest tile that fits the vector registers.
+constexpr int kBlock32ActTile = kWideTargets ? 8 : 4;
+
 template <class Fmt>
 void MatMulPackedBlock32(const MatMulArgs& args) {
-  ForEachMatMulTile<kWideTargets ? 8 : 4>(args, [](const MatMulArgs& a, int64_t a0, auto na) {
+  ForEachMatMulTile<kBlock32ActTile>(args, [](const MatMulArgs& a, int64_t a0, auto na) {
     constexpr int NA = decltype(na)::value;
     const block_q8_0* act[NA];
     float* y[NA];
@@ -516,7 +526,7 @@ void MatMulPackedBlock32(const MatMulArgs& args) {
       act[i] = reinterpret_cast<const block_q8_0*>(static_cast<const char*>(a.act) + (a0 + i) * a.act_row_bytes);
       y[i] = a.y + (a0 + i) * a.y_stride;
     }
-    MulPacked<Fmt, NA>(a.w, a.w_row_bytes, a.n, a.row_begin, a.row_end, act, y);
+    MulPacked<Fmt, NA>(a.w, a.w_row_bytes, a.n, a.row_begin, a.row_end, a.prefetch_row_end, act, y);
   });
 }
 
@@ -601,7 +611,10 @@ void UnpackPackedGroupToPanel(uint32_t w_type, const uint8_t* group, int64_t nb,
 void MatMulPacked(uint32_t w_type, const MatMulArgs& a) {
 #if GGUFLOW_X86_256
   if (const KQuantPacked* k = KQuantPackedOf(w_type)) return k->mat_mul(a);
-  if (a.n_act > 1 && MatMulPackedViaPanels(w_type, a)) return;
+  // Panels pay for their unpacking when several activation tiles share it (prefill); a step of
+  // one tile (a server's decode step of up to 8 sequences) unpacks each record in registers as
+  // it multiplies, with the next pair's bytes prefetched while it does.
+  if (a.n_act > kBlock32ActTile && MatMulPackedViaPanels(w_type, a)) return;
   WithPackedFormat(w_type, [&](auto fmt) { MatMulPackedBlock32<decltype(fmt)>(a); });
 #else
   (void)w_type, (void)a;

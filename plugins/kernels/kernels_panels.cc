@@ -245,6 +245,7 @@ bool MulBlock32Panels(uint32_t w_type, const MatMulArgs& args, FillGroup&& fill_
     p.row_begin = std::max(args.row_begin, g0 * kGroupRows) - g0 * kGroupRows;
     p.row_end = std::min(args.row_end, g1 * kGroupRows) - g0 * kGroupRows;
     p.y = args.y + g0 * kGroupRows;
+    p.prefetch_row_end = p.row_begin;  // the panel is in L2
     MatMulPanelBlock32(w_type, p);
   }
   return true;
@@ -310,6 +311,7 @@ bool MatMulViaPanels(uint32_t w_type, const MatMulArgs& args) {
     p.row_begin = std::max(args.row_begin, g0 * kGroupRows) - g0 * kGroupRows;
     p.row_end = std::min(args.row_end, g1 * kGroupRows) - g0 * kGroupRows;
     p.y = args.y + g0 * kGroupRows;
+    p.prefetch_row_end = p.row_begin;  // the panel is in L2
     MatMulPacked(w_type, p);
   }
   return true;
