@@ -2,17 +2,7 @@
 
 #include <algorithm>
 
-#include "ops/error.h"
-
 namespace gguflow::exec {
-
-int32_t argmax(std::span<const float> logits) {
-  GGUFLOW_CHECK(!logits.empty());
-  size_t best = 0;
-  for (size_t i = 1; i < logits.size(); ++i)
-    if (logits[i] > logits[best]) best = i;
-  return static_cast<int32_t>(best);
-}
 
 std::vector<int32_t> greedy_generate(Session& session, std::span<const int32_t> prompt,
                                      int64_t n_steps, std::span<const int32_t> stop_tokens,

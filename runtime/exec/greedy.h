@@ -7,11 +7,12 @@
 #include <vector>
 
 #include "runtime/exec/session.h"
+#include "runtime/sampling/sampling_filters.h"
 
 namespace gguflow::exec {
 
 // Index of the largest value; ties go to the lowest index (as llama.cpp's greedy sampler).
-int32_t argmax(std::span<const float> logits);
+using sampling::argmax;
 
 // Prefills `prompt`, then appends up to `n_steps` argmax tokens, each fed back with decode().
 // Stops early after emitting a token in `stop_tokens`, or when the context is full.

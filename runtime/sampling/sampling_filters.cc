@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <unordered_set>
 
 #include "ops/error.h"
@@ -12,12 +13,37 @@ bool better(const Candidate& a, const Candidate& b) {
   return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
 }
 
+// The largest logit in two passes: its value over 16 lanes (GCC vector extensions: SSE2 on
+// the baseline build), then the first index holding it. The one-pass scalar loop compared every
+// logit with the best one so far (a load and a branch each): ~130 us for a 151,936-token
+// vocabulary, which a server runs once per sequence and step on one thread while the step's
+// other threads wait (~1 ms of a 21 ms step of 8 sequences). Same answer as that loop: NaN
+// logits never win (x > m is false for them) unless logits[0] is NaN, where it returned 0.
 TokenId argmax(std::span<const float> logits) {
   GGUFLOW_CHECK(!logits.empty());
-  size_t best = 0;
-  for (size_t i = 1; i < logits.size(); ++i)
-    if (logits[i] > logits[best]) best = i;  // strict: ties keep the lower id
-  return static_cast<TokenId>(best);
+  const float* x = logits.data();
+  const size_t n = logits.size();
+  if (std::isnan(x[0])) return 0;
+  using Lanes = float __attribute__((vector_size(16)));
+  constexpr size_t kLanes = 4, kStep = 4 * kLanes;
+  float best = x[0];
+  size_t i = 0;
+  if (n >= kStep) {
+    Lanes m[4];
+    for (Lanes& v : m) v = Lanes{} + x[0];
+    for (; i + kStep <= n; i += kStep)
+      for (size_t k = 0; k < 4; ++k) {
+        Lanes v;
+        std::memcpy(&v, x + i + k * kLanes, sizeof v);
+        m[k] = v > m[k] ? v : m[k];
+      }
+    for (const Lanes& v : m)
+      for (size_t l = 0; l < kLanes; ++l) best = std::max(best, v[l]);
+  }
+  for (; i < n; ++i) best = x[i] > best ? x[i] : best;
+  size_t at = 0;
+  while (x[at] != best) ++at;  // present: best is one of the logits
+  return static_cast<TokenId>(at);
 }
 
 void apply_repetition_penalty(std::span<float> logits, std::span<const TokenId> recent,

@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include "ops/error.h"
@@ -40,6 +42,37 @@ std::vector<float> random_logits(size_t n, uint32_t seed) {
 TEST(Argmax, PicksTheLargestAndTiesGoToTheLowestId) {
   EXPECT_EQ(argmax(std::vector<float>{0.1f, 3.0f, -1.0f, 2.9f}), 1);
   EXPECT_EQ(argmax(std::vector<float>{1.0f, 5.0f, 5.0f, 5.0f}), 1);
+}
+
+// The one-pass loop argmax replaced (vector lanes, then the first index of the maximum).
+TokenId scalar_argmax(const std::vector<float>& x) {
+  size_t best = 0;
+  for (size_t i = 1; i < x.size(); ++i)
+    if (x[i] > x[best]) best = i;
+  return static_cast<TokenId>(best);
+}
+
+TEST(Argmax, EqualsTheScalarLoopAtEveryLengthWithTiesZerosInfinitiesAndNans) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  std::mt19937 gen(7);
+  for (size_t n = 1; n <= 70; ++n)
+    for (int trial = 0; trial < 40; ++trial) {
+      // Few distinct values, so that the maximum is often tied, in a lane and across lanes.
+      std::vector<float> x(n);
+      for (float& v : x) v = static_cast<float>(gen() % 5) - 2.0f;
+      const size_t at = gen() % n;
+      switch (trial % 8) {
+        case 1: x[at] = -0.0f; break;  // equals +0.0: ties go to the lower index either way
+        case 2: x[at] = inf; break;
+        case 3: std::fill(x.begin(), x.end(), -inf); break;
+        case 4: x[at] = nan; break;    // never chosen
+        case 5: x[0] = nan; break;     // the scalar loop then answered 0
+        case 6: x[n - 1] = 9.0f; break;  // the tail after the vector lanes
+        default: break;
+      }
+      EXPECT_EQ(argmax(x), scalar_argmax(x)) << "n " << n << " trial " << trial;
+    }
+  EXPECT_EQ(argmax(random_logits(151936, 3)), scalar_argmax(random_logits(151936, 3)));
 }
 
 TEST(Sampler, GreedyPicksTheArgmax) {
