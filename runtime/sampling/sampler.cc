@@ -1,6 +1,8 @@
 #include "runtime/sampling/sampler.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <limits>
 
 #include "ops/error.h"
 
@@ -46,8 +48,16 @@ double Sampler::next_uniform() {
   return static_cast<double>(rng_() >> 11) * (1.0 / 9007199254740992.0);  // / 2^53
 }
 
-TokenId Sampler::sample(std::span<const float> logits) {
+TokenId Sampler::sample(std::span<const float> logits, std::span<const TokenId> banned) {
   GGUFLOW_CHECK(!logits.empty());
+  const auto is_banned = [&](TokenId id) { return std::find(banned.begin(), banned.end(), id) != banned.end(); };
+  // `scores` with every banned id at -infinity, in penalized_.
+  const auto mask_banned = [&](std::span<const float> scores) {
+    if (scores.data() != penalized_.data()) penalized_.assign(scores.begin(), scores.end());
+    for (TokenId id : banned)
+      if (id >= 0 && static_cast<size_t>(id) < penalized_.size()) penalized_[id] = -std::numeric_limits<float>::infinity();
+    return std::span<const float>(penalized_);
+  };
   std::span<const float> scores = logits;
   if (config_.repeat_penalty != 1.0f && !recent_.empty()) {
     penalized_.assign(logits.begin(), logits.end());
@@ -58,11 +68,16 @@ TokenId Sampler::sample(std::span<const float> logits) {
 
   TokenId chosen;
   if (config_.greedy()) {
+    // Masking only lowers banned ids, so the unmasked argmax stands unless it is one of them.
     chosen = argmax(scores);
+    if (is_banned(chosen)) chosen = argmax(mask_banned(scores));
   } else {
     candidates_.resize(scores.size());
     for (size_t i = 0; i < scores.size(); ++i)
       candidates_[i] = Candidate{static_cast<TokenId>(i), scores[i], 0.0f};
+    for (TokenId id : banned)
+      if (id >= 0 && static_cast<size_t>(id) < candidates_.size())
+        candidates_[id].logit = -std::numeric_limits<float>::infinity();
     keep_top_k(candidates_, config_.top_k);
     keep_top_p(candidates_, config_.top_p);
     keep_min_p(candidates_, config_.min_p);

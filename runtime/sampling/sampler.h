@@ -43,8 +43,10 @@ class Sampler {
  public:
   explicit Sampler(SamplerConfig config);  // validates
 
-  // Chooses the next token from `logits` ([n_vocab]) and accepts it into the history.
-  TokenId sample(std::span<const float> logits);
+  // Chooses the next token from `logits` ([n_vocab]) and accepts it into the history. `banned`
+  // ids are never chosen: the result is that of logits with them at -infinity (a server's
+  // ignore_eos), without copying the logits.
+  TokenId sample(std::span<const float> logits, std::span<const TokenId> banned = {});
   // Adds a token (e.g. of the prompt) to the repetition-penalty history.
   void accept(TokenId id);
   // Clears the history and re-seeds the generator.

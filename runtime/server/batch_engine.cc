@@ -1,7 +1,6 @@
 #include "runtime/server/batch_engine.h"
 
 #include <algorithm>
-#include <limits>
 
 #include "runtime/server/api_error.h"
 
@@ -173,14 +172,9 @@ bool BatchEngine::step() {
 void BatchEngine::advance(Running& r, std::span<const float> logits) {
   const JobSpec& spec = r.job->spec();
   logits = logits.first(n_sampled_);
-  if (spec.ignore_eos) {
-    r.masked.assign(logits.begin(), logits.end());
-    for (TokenId id : tokenizer_.vocab().end_of_generation())
-      if (id >= 0 && static_cast<size_t>(id) < r.masked.size())
-        r.masked[id] = -std::numeric_limits<float>::infinity();
-    logits = r.masked;
-  }
-  const TokenId next = r.sampler->sample(logits);
+  std::span<const TokenId> banned;
+  if (spec.ignore_eos) banned = tokenizer_.vocab().end_of_generation();
+  const TokenId next = r.sampler->sample(logits, banned);
   if (tokenizer_.vocab().is_end_of_generation(next)) return finish(r, FinishReason::kStop);
 
   const auto now = Clock::now();

@@ -63,7 +63,6 @@ class BatchEngine {
     std::unique_ptr<sampling::Sampler> sampler;
     std::unique_ptr<StreamingDetokenizer> detokenizer;
     std::unique_ptr<StopMatcher> stop;
-    std::vector<float> masked;  // ignore_eos: the logits with end-of-generation ids at -inf
     int64_t generated = 0;
     std::chrono::steady_clock::time_point last_token;
     bool done = false;  // finished this step; its slot is released after it

@@ -83,6 +83,28 @@ TEST(Sampler, GreedyPicksTheArgmax) {
   }
 }
 
+// Banned ids (a server's ignore_eos) give what the logits with them at -infinity give, greedy
+// (the banned id the best or not) and seeded, with and without the repetition penalty.
+TEST(Sampler, BannedIdsActAsMinusInfinity) {
+  for (float temperature : {0.0f, 0.9f})
+    for (float penalty : {1.0f, 1.3f})
+      for (uint32_t seed = 0; seed < 12; ++seed) {
+        auto logits = random_logits(300, seed + 500);
+        const TokenId top = argmax(logits);
+        const std::vector<TokenId> banned = {seed % 2 ? top : TokenId{7}, 299, 4000};  // 4000: not a logit
+        std::vector<float> masked = logits;
+        masked[banned[0]] = masked[299] = -std::numeric_limits<float>::infinity();
+        const SamplerConfig config{.temperature = temperature, .repeat_penalty = penalty, .seed = seed};
+        Sampler with_banned(config), with_mask(config);
+        for (TokenId id : {3, 5, top}) with_banned.accept(id), with_mask.accept(id);
+        for (int step = 0; step < 5; ++step) {
+          const TokenId got = with_banned.sample(logits, banned);
+          EXPECT_EQ(got, with_mask.sample(masked)) << "temperature " << temperature << " seed " << seed;
+          EXPECT_NE(got, banned[0]);
+        }
+      }
+}
+
 TEST(Sampler, TopKOneEqualsGreedy) {
   for (uint64_t seed = 0; seed < 20; ++seed) {
     Sampler sampler(SamplerConfig{.temperature = 1.5f, .top_k = 1, .seed = seed});
