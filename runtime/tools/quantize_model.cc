@@ -35,10 +35,12 @@ QuantizeReport quantize_model(const std::string& input, const std::string& outpu
   if (!spec) throw error("unknown TYPE '", file_type, "'; expected one of ", file_type_names());
 
   auto in = GgufFile::open(input);
+  // A float target dequantizes (every tensor is read through its reference codec); a quantized
+  // target takes float tensors only, as llama-quantize without --allow-requantize.
   for (const GgufTensorInfo& t : in->tensors()) {
-    if (!is_float_type(t.type))
+    if (!is_float_type(t.type) && !is_float_type(spec->base_type))
       throw error(input, ": already quantized (tensor '", t.name, "' is ", t.type_name(),
-                  "); quantize from an F32, F16 or BF16 file");
+                  "); quantize from an F32, F16 or BF16 file, or dequantize it with TYPE F32");
   }
 
   const int64_t n_layer = metadata_int(*in, names::kBlockCount, 0);

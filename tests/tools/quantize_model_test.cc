@@ -9,7 +9,9 @@
 #include <gtest/gtest.h>
 
 #include "ops/error.h"
+#include "plugins/abi/ggml_type.h"
 #include "runtime/gguf/gguf_file.h"
+#include "runtime/quant/quant.h"
 #include "runtime/tools/quant_mix.h"
 #include "runtime/tools/quantize_model.h"
 #include "tests/support/test_data.h"
@@ -94,6 +96,35 @@ TEST(QuantMix, TensorOrderIsByBlockNumberNotText) {
   for (size_t i : order) sorted.push_back(names[i]);
   EXPECT_EQ(sorted, (std::vector<std::string>{"output.weight", "token_embd.weight", "blk.2.a.weight",
                                               "blk.2.b.weight", "blk.10.a.weight"}));
+}
+
+// TYPE F32 of a quantized model dequantizes it: every tensor F32, holding the reference
+// dequantization of the source rows (ggml's to_float bits, tests/quant), metadata kept but the
+// file type. Used to compare a quantized model's exact product with a runtime's
+// (docs/ADDING_A_FAMILY.md, "Quantized fixtures").
+TEST(QuantizeModel, F32DequantizesAQuantizedModel) {
+  GGUFLOW_REQUIRE_DATA("models/synth-qwen2-tiny-Q4_K_M.gguf");
+  const std::string in = test::data_path("models/synth-qwen2-tiny-Q4_K_M.gguf").string();
+  const std::string out = (test::temp_dir() / "deq.gguf").string();
+  quantize_model(in, out, "F32");
+  auto src = GgufFile::open(in);
+  auto deq = GgufFile::open(out);
+  ASSERT_EQ(deq->tensors().size(), src->tensors().size());
+  for (const GgufTensorInfo& t : src->tensors()) {
+    const GgufTensorInfo* d = deq->find_tensor(t.name);
+    ASSERT_NE(d, nullptr) << t.name;
+    EXPECT_EQ(d->type, uint32_t{GGML_TYPE_F32}) << t.name;
+    EXPECT_EQ(d->dims, t.dims) << t.name;
+    std::vector<float> want(t.row_length() * t.n_rows());
+    const auto bytes = src->tensor_bytes(t);
+    const size_t row = bytes.size() / t.n_rows();
+    for (uint64_t r = 0; r < t.n_rows(); ++r)
+      dequantize_row(t.type, bytes.data() + r * row, want.data() + r * t.row_length(), static_cast<int64_t>(t.row_length()));
+    const auto got = deq->tensor_bytes(*d);
+    ASSERT_EQ(got.size(), want.size() * sizeof(float)) << t.name;
+    EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size()), 0) << t.name;
+  }
+  EXPECT_EQ(deq->get("general.architecture").as_string(), src->get("general.architecture").as_string());
 }
 
 TEST(QuantizeModel, RejectsUnknownTypeAndQuantizedInput) {
