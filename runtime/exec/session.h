@@ -18,6 +18,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <oneapi/tbb/task_arena.h>
@@ -108,6 +109,12 @@ class Session {
   // `gguflow run` and `bench` right after load, so that the prompt runs on the packed layout too
   // and the first generated token does not wait for the packing. Idempotent.
   void pack_weights();
+  // Runs f() inside the session's threads (its tbb::task_arena of n_threads()): work a caller
+  // splits with oneTBB between steps (a server sampling its sequences) keeps the thread bound.
+  template <class F>
+  void run_in_threads(F&& f) {
+    arena_.execute(std::forward<F>(f));
+  }
 
   // Evaluates independent sequences together in one graph step (a ragged batch: texts embedded
   // at once). Each starts at position 0 and attends only to itself; each gets exactly the

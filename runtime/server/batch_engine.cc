@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <tbb/parallel_for.h>
+
 #include "runtime/server/api_error.h"
 
 namespace gguflow::server {
@@ -157,6 +159,9 @@ bool BatchEngine::step() {
     for (Running* r : owners) finish(*r, FinishReason::kError, e.what());
     return true;
   }
+  // The sequences that sample this step: every decoding one, and prompts whose last chunk ran.
+  std::vector<TokenId> next(owners.size(), kNoToken);
+  std::vector<size_t> sampling;
   for (size_t i = 0; i < owners.size(); ++i) {
     Running& r = *owners[i];
     if (r.next_input == kNoToken) {  // a prompt chunk
@@ -164,17 +169,29 @@ bool BatchEngine::step() {
       metrics_.add_prompt_tokens(static_cast<int64_t>(inputs[i].tokens.size()));
       if (r.prompt_done < r.job->spec().prompt.size()) continue;
     }
-    advance(r, outputs[i]);
+    sampling.push_back(i);
   }
+  // Each sequence's sampler on its own logits, in parallel: the step's other threads would
+  // otherwise wait while this one reads 8 x 151,936 logits (~0.7 ms of a ~19 ms step of 8
+  // sequences). Samplers are per request, so the tokens do not depend on the split.
+  session_.run_in_threads([&] {
+    tbb::parallel_for(size_t{0}, sampling.size(), [&](size_t k) {
+      const size_t i = sampling[k];
+      next[i] = sample(*owners[i], outputs[i]);
+    });
+  });
+  for (size_t i : sampling) advance(*owners[i], next[i]);
   return true;
 }
 
-void BatchEngine::advance(Running& r, std::span<const float> logits) {
-  const JobSpec& spec = r.job->spec();
-  logits = logits.first(n_sampled_);
+TokenId BatchEngine::sample(Running& r, std::span<const float> logits) const {
   std::span<const TokenId> banned;
-  if (spec.ignore_eos) banned = tokenizer_.vocab().end_of_generation();
-  const TokenId next = r.sampler->sample(logits, banned);
+  if (r.job->spec().ignore_eos) banned = tokenizer_.vocab().end_of_generation();
+  return r.sampler->sample(logits.first(n_sampled_), banned);
+}
+
+void BatchEngine::advance(Running& r, TokenId next) {
+  const JobSpec& spec = r.job->spec();
   if (tokenizer_.vocab().is_end_of_generation(next)) return finish(r, FinishReason::kStop);
 
   const auto now = Clock::now();

@@ -73,8 +73,10 @@ class BatchEngine {
   void admit();
   // One graph step over every running job; returns false when nothing ran.
   bool step();
-  // Samples the next token of `r` from its logits; finishes `r` when it is done.
-  void advance(Running& r, std::span<const float> logits);
+  // The next token of `r` from its logits (touches nothing but r's sampler: runs in parallel).
+  TokenId sample(Running& r, std::span<const float> logits) const;
+  // Takes `next` as r's token (stream, metrics); finishes `r` when it is done.
+  void advance(Running& r, TokenId next);
   void finish(Running& r, FinishReason reason, const std::string& error = "");
   void release_finished();
   void publish_gauges();
