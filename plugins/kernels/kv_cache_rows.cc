@@ -13,7 +13,7 @@
 // run of rows: rows are taken kRowChunk at a time so that every query of the block passes over
 // them while they are in L1, and kv_axpy_rows keeps a query's output in registers across the
 // rows instead of loading and storing it once per row (the store-to-load chain that made
-// axpy a sixth of a long prompt's time). For four or more queries an f32 chunk is first copied
+// axpy a sixth of a long prompt's time). For eight or more queries an f32 chunk is first copied
 // into 16 KiB of one head's elements next to each other (PackRows: a cache row holds every KV
 // head, and 4 KiB-apart slices alias in L1).
 #include <cmath>

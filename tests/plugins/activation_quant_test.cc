@@ -6,12 +6,14 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "plugins/abi/quant_blocks.h"
+#include "runtime/quant/quant.h"
 #include "tests/plugins/plugin_test_util.h"
 #include "tests/support/test_data.h"
 
@@ -73,6 +75,28 @@ TEST_P(ActivationQuant, Q8_0And_Q8_1RoundTiesAwayFromZeroLikeRoundf) {
           << ggml_type_info(type)->name << " element " << i << " = " << x[i];
     }
   }
+}
+
+// Q8_K takes its scale from the element of largest magnitude, sign included, the first one on a
+// tie (GGML's strict >): blocks where +m and -m tie in either order, where the largest element
+// is the block's last, all zero, and holding a NaN (whose rows go through the scalar loop),
+// against the host's scalar reference quantizer (runtime/quant), byte for byte.
+TEST_P(ActivationQuant, Q8_KMatchesTheReferenceOnMagnitudeTiesZerosAndNans) {
+  const GguflowKernels& k = plugin_table(GetParam());
+  constexpr int64_t kN = 256 * 6;
+  std::vector<float> x(kN);
+  for (int64_t i = 0; i < kN; ++i) x[i] = std::sin(0.37f * static_cast<float>(i)) * 2.0f;
+  x[5] = -3.0f, x[9] = 3.0f;            // block 0: -3 first
+  x[256 + 5] = 3.0f, x[256 + 9] = -3.0f;  // block 1: +3 first
+  x[512 + 255] = -7.5f;                  // block 2: the last element
+  std::fill(x.begin() + 768, x.begin() + 1024, 0.0f);  // block 3: zero
+  x[1024 + 17] = std::numeric_limits<float>::quiet_NaN();  // block 4
+  x[1280 + 3] = 1e-30f;                  // block 5: a tiny element beside ordinary ones
+  std::vector<char> got(row_bytes(GGML_TYPE_Q8_K, kN)), want(got.size());
+  k.quantize_act(GGML_TYPE_Q8_K, x.data(), got.data(), kN);
+  quantize_row(GGML_TYPE_Q8_K, x.data(), want.data(), kN);
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_EQ(got[i], want[i]) << "byte " << i << " (block " << i / sizeof(block_q8_K) << ")";
 }
 
 TEST_P(ActivationQuant, TableListsGgmlActivationTypes) {
