@@ -110,11 +110,13 @@ void QuantizeQ8_KBlockScalar(const float* x, block_q8_K& y) {
 }
 
 // x: n floats -> n/256 block_q8_K, in vectors of this target's width: the same float operations
-// per element as the scalar reference (|x| and its maximum, then the first element of that
-// magnitude for the signed max; iscale * x; nearest_int through the float mantissa), so the same
-// bits. The scalar loop was ~2 cycles an element: a K-quant down projection's 4,864-wide input
-// took ~4 % of a decode step of 8 sequences. A block holding a NaN (no element's magnitude equals
-// the vector maximum then) goes through the scalar loop.
+// per element as the scalar reference (|x| and its maximum, NaN never taken, then the first
+// element of that magnitude for the signed max; iscale * x; nearest_int through the float
+// mantissa), so the same bits. The scalar loop was ~2 cycles an element: a K-quant down
+// projection's 4,864-wide input took ~4 % of a decode step of 8 sequences. Blocks whose
+// integers could leave int8 (a NaN element, or a maximum so small that iscale overflows) go
+// through the scalar loop: the reference wraps such values to int8 where a vector demotion
+// would saturate them.
 void QuantizeQ8_K(const float* x, block_q8_K* y, int64_t n) {
   const DF df;
   const hn::RebindToSigned<DF> di;
@@ -123,16 +125,20 @@ void QuantizeQ8_K(const float* x, block_q8_K* y, int64_t n) {
   const auto magic = hn::Set(df, 12582912.f);  // NearestInt's 1.5 * 2^23
   const auto mantissa = hn::Set(di, 0x007fffff), bias = hn::Set(di, 0x00400000), top = hn::Set(di, 127);
   for (int64_t b = 0; b < n / 256; ++b, x += 256) {
-    auto vmax = hn::Zero(df);
-    for (int64_t j = 0; j < 256; j += lanes) vmax = hn::Max(vmax, hn::Abs(hn::LoadU(df, x + j)));
+    auto vmax = hn::Zero(df), vnan = hn::Zero(df);
+    for (int64_t j = 0; j < 256; j += lanes) {
+      const auto v = hn::LoadU(df, x + j), av = hn::Abs(v);
+      vmax = hn::IfThenElse(hn::Gt(av, vmax), av, vmax);  // the scalar loop's ax > amax
+      vnan = hn::Or(vnan, hn::VecFromMask(df, hn::IsNaN(v)));
+    }
     const float amax = hn::GetLane(hn::MaxOfLanes(df, vmax));
     int at = 0;
     while (at < 256 && std::fabs(x[at]) != amax) ++at;
-    if (at == 256 || amax == 0.0f) {  // a NaN, or an all-zero block
+    const float iscale = at < 256 ? -127.f / x[at] : 0.0f;
+    if (at == 256 || amax == 0.0f || !std::isfinite(iscale) || !hn::AllFalse(df, hn::MaskFromVec(vnan))) {
       QuantizeQ8_KBlockScalar(x, y[b]);
       continue;
     }
-    const float iscale = -127.f / x[at];
     const auto vs = hn::Set(df, iscale);
     for (int64_t j = 0; j < 256; j += lanes) {
       const auto shifted = hn::BitCast(di, hn::Add(hn::Mul(vs, hn::LoadU(df, x + j)), magic));

@@ -84,20 +84,25 @@ struct MatMulArgs {
 // lm-head 12.7 ms, its compute from the caches ~6.5 ms, one pass of reading it 4.5 ms). One
 // linear stream of prefetches over the next pair's bytes, spread over the current pair's
 // columns, lets the memory system work while the pair computes.
+// Addresses are kept as integers: the walk may step past the region's end (and its last slice
+// past the matrix), where pointer arithmetic would be undefined; only addresses inside it are
+// prefetched.
 class AheadPrefetch {
  public:
   AheadPrefetch(const void* begin, const void* end, size_t slice_bytes)
-      : next_(reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(begin) & ~uintptr_t{63})),
-        end_(std::max(static_cast<const char*>(end), next_)),
-        slice_(slice_bytes) {}
+      : next_(reinterpret_cast<uintptr_t>(begin) & ~uintptr_t{63}),
+        end_(std::max(reinterpret_cast<uintptr_t>(end), reinterpret_cast<uintptr_t>(begin))),
+        slice_(slice_bytes) {
+    if (end_ == reinterpret_cast<uintptr_t>(begin)) next_ = end_;  // empty
+  }
   void step() {
-    const char* stop = std::min(next_ + slice_, end_);
-    for (; next_ < stop; next_ += 64) __builtin_prefetch(next_, 0, 2);  // prefetcht1: into L2
+    const uintptr_t stop = std::min(next_ + slice_, end_);
+    for (; next_ < stop; next_ += 64)
+      __builtin_prefetch(reinterpret_cast<const void*>(next_), 0, 2);  // prefetcht1: into L2
   }
 
  private:
-  const char* next_;
-  const char* end_;
+  uintptr_t next_, end_;
   size_t slice_;
 };
 
@@ -275,9 +280,9 @@ inline const uint8_t* PackedGroupAt(const void* w, size_t w_row_bytes, int64_t g
 }
 // Drives a mat_mat (args.n_act > 1) in tiles: weight rows in tiles of kMatMulTileRows that
 // stay in L2 while the activation rows pass, NA at a time (the kernel's widest tile that fits
-// the 16 vector registers) and then one at a time, as
-// tile(rows, a0, std::integral_constant<int, NA or 1>{}) with `rows` = args limited to the
-// tile. Tile edges fall on multiples of kMatMulTileRows (so of a packed group) whatever
+// the vector registers), then what is left in tiles of halving powers of two, then one at a
+// time, as tile(rows, a0, std::integral_constant<int, size>{}) with `rows` = args limited to
+// the tile. Tile edges fall on multiples of kMatMulTileRows (so of a packed group) whatever
 // row_begin is: an edge inside a group would compute that group twice. mat_vec (n_act == 1)
 // is one call over the whole range. Used by the packed layouts and the row-major block-32
 // prefill.

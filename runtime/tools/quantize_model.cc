@@ -59,6 +59,9 @@ QuantizeReport quantize_model(const std::string& input, const std::string& outpu
     const GgufTensorInfo& t = in->tensors()[i];
     order.push_back(&t);
     QuantizedTensor q{t.name, t.type, planner.choose(t.name, t.dims, t.type), 0};
+    // Dequantizing: tensors the mix leaves as they are (1-D, position tables) still leave the
+    // quantized formats, as F32.
+    if (is_float_type(spec->base_type) && !is_float_type(q.to_type)) q.to_type = GGML_TYPE_F32;
     report.tensors.push_back(q);
   }
 

@@ -79,11 +79,12 @@ TEST_P(ActivationQuant, Q8_0And_Q8_1RoundTiesAwayFromZeroLikeRoundf) {
 
 // Q8_K takes its scale from the element of largest magnitude, sign included, the first one on a
 // tie (GGML's strict >): blocks where +m and -m tie in either order, where the largest element
-// is the block's last, all zero, and holding a NaN (whose rows go through the scalar loop),
-// against the host's scalar reference quantizer (runtime/quant), byte for byte.
-TEST_P(ActivationQuant, Q8_KMatchesTheReferenceOnMagnitudeTiesZerosAndNans) {
+// is the block's last, all zero, holding a NaN (one before the largest element in its vector
+// lane, one after), infinities, and with a maximum so small that the scale overflows, against
+// the host's scalar reference quantizer (runtime/quant), byte for byte.
+TEST_P(ActivationQuant, Q8_KMatchesTheReferenceOnMagnitudeTiesZerosNansAndTinyScales) {
   const GguflowKernels& k = plugin_table(GetParam());
-  constexpr int64_t kN = 256 * 6;
+  constexpr int64_t kN = 256 * 10;
   std::vector<float> x(kN);
   for (int64_t i = 0; i < kN; ++i) x[i] = std::sin(0.37f * static_cast<float>(i)) * 2.0f;
   x[5] = -3.0f, x[9] = 3.0f;            // block 0: -3 first
@@ -92,6 +93,12 @@ TEST_P(ActivationQuant, Q8_KMatchesTheReferenceOnMagnitudeTiesZerosAndNans) {
   std::fill(x.begin() + 768, x.begin() + 1024, 0.0f);  // block 3: zero
   x[1024 + 17] = std::numeric_limits<float>::quiet_NaN();  // block 4
   x[1280 + 3] = 1e-30f;                  // block 5: a tiny element beside ordinary ones
+  std::fill(x.begin() + 1536, x.begin() + 1792, 1.0f);  // block 6: 5 first, then a NaN in its lane
+  x[1536] = 5.0f;
+  x[1536 + 16] = std::numeric_limits<float>::quiet_NaN();
+  for (int64_t i = 1792; i < 2048; ++i) x[i] = 1e-38f * static_cast<float>(i % 7 + 1);  // block 7
+  x[2048 + 100] = std::numeric_limits<float>::infinity();  // block 8
+  x[2304 + 7] = -std::numeric_limits<float>::infinity(), x[2304 + 8] = std::numeric_limits<float>::infinity();
   std::vector<char> got(row_bytes(GGML_TYPE_Q8_K, kN)), want(got.size());
   k.quantize_act(GGML_TYPE_Q8_K, x.data(), got.data(), kN);
   quantize_row(GGML_TYPE_Q8_K, x.data(), want.data(), kN);
