@@ -354,7 +354,7 @@ SynthReport synth_model(const SynthOptions& options,
                   " tokens but the model's n_vocab is ", shape.n_vocab,
                   " (pass --n-vocab ", n_tokens, " or another vocabulary)");
   } else {
-    write_placeholder_tokenizer(shape.n_vocab, writer);
+    write_placeholder_tokenizer(shape.n_vocab, a, writer);
   }
   // The rows of token_types (a WordPiece vocabulary may carry the key already).
   if (encoder && !writer.has_key("tokenizer.ggml.token_type_count"))

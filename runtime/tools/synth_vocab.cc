@@ -1,6 +1,8 @@
 #include "runtime/tools/synth_vocab.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <vector>
 
 #include "ops/error.h"
@@ -43,10 +45,19 @@ int64_t vocab_token_count(const std::string& vocab_path) {
   return static_cast<int64_t>(tokens_of(*vocab, vocab_path).array_size(names::kTokenizerTokens));
 }
 
-void write_placeholder_tokenizer(int64_t n_vocab, GgufWriter& writer) {
-  if (n_vocab < kSpecialAndByteTokens)
+void write_placeholder_tokenizer(int64_t n_vocab, const std::string& arch, GgufWriter& writer) {
+  // Phi-3's added tokens, in its ids' order from 32000 (Phi-3-mini's tokenizer.json).
+  static const char* const kPhi3Added[] = {
+      "<|endoftext|>", "<|assistant|>", "<|placeholder1|>", "<|placeholder2|>", "<|placeholder3|>",
+      "<|placeholder4|>", "<|system|>", "<|end|>", "<|placeholder5|>", "<|placeholder6|>", "<|user|>"};
+  constexpr int64_t kPhi3AddedAt = 32000;
+  const bool phi3 = arch == "phi3";
+  const int64_t n_added = phi3 ? static_cast<int64_t>(std::size(kPhi3Added)) : 0;
+  if (n_vocab < kSpecialAndByteTokens + n_added)
     throw error("placeholder tokenizer: n_vocab ", n_vocab, " is too small; expected at least ",
-                kSpecialAndByteTokens, " (3 special + 256 byte tokens)");
+                kSpecialAndByteTokens + n_added, " (3 special + 256 byte tokens",
+                phi3 ? " + Phi-3's 11 added tokens)" : ")");
+  const int64_t added_at = std::min(kPhi3AddedAt, n_vocab - n_added);
   std::vector<std::string> tokens;  // [n_vocab]
   std::vector<float> scores;        // [n_vocab]
   std::vector<int32_t> types;       // [n_vocab]
@@ -64,10 +75,17 @@ void write_placeholder_tokenizer(int64_t n_vocab, GgufWriter& writer) {
     std::snprintf(text, sizeof text, "<0x%02X>", b);
     add(text, kByte);
   }
-  // Word pieces: "▁a".."▁z", then numbered ones until n_vocab.
+  // Word pieces: "▁a".."▁z", then numbered ones until n_vocab (Phi-3's added tokens among them).
   const std::string space = "\xE2\x96\x81";  // U+2581, SentencePiece's word boundary
-  for (char c = 'a'; c <= 'z' && static_cast<int64_t>(tokens.size()) < n_vocab; ++c) add(space + c, kNormal);
-  for (int64_t i = 0; static_cast<int64_t>(tokens.size()) < n_vocab; ++i) add(space + "w" + std::to_string(i), kNormal);
+  int64_t piece = 0;
+  const auto next_piece = [&]() {
+    if (static_cast<int64_t>(tokens.size()) == added_at && n_added > 0)
+      for (const char* t : kPhi3Added) add(t, kControl);
+    if (static_cast<int64_t>(tokens.size()) >= n_vocab) return;
+    const int64_t i = piece++;
+    add(i < 26 ? space + static_cast<char>('a' + i) : space + "w" + std::to_string(i - 26), kNormal);
+  };
+  while (static_cast<int64_t>(tokens.size()) < n_vocab) next_piece();
 
   writer.set_string(names::kTokenizerModel, "llama");
   writer.set_string(names::kTokenizerPre, "default");
@@ -75,7 +93,7 @@ void write_placeholder_tokenizer(int64_t n_vocab, GgufWriter& writer) {
   writer.set_f32_array(names::kTokenizerScores, scores);
   writer.set_i32_array(names::kTokenizerTokenType, types);
   writer.set_u32(names::kTokenizerBosId, 1);
-  writer.set_u32(names::kTokenizerEosId, 2);
+  writer.set_u32(names::kTokenizerEosId, phi3 ? static_cast<uint32_t>(added_at) : 2);  // <|endoftext|>
   writer.set_u32(names::kTokenizerUnknownId, 0);
   writer.set_bool(names::kTokenizerAddBos, true);
   writer.set_bool(names::kTokenizerAddEos, false);

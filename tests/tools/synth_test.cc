@@ -1,6 +1,7 @@
 // `gguflow synth`: the preset's shape and type mix (planned, not written: the 0.5B file takes
 // seconds), and a tiny custom model written end to end (metadata, shapes, statistics of the
 // weights, determinism, tokenizer copy).
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -181,6 +182,30 @@ TEST(SynthModel, CopiesARealTokenizerAndChecksItsSize) {
             source->get("tokenizer.ggml.tokens").as_string_array());
   EXPECT_EQ(f->get("tokenizer.ggml.model").as_string(), source->get("tokenizer.ggml.model").as_string());
   EXPECT_EQ(f->tensor("token_embd.weight").dims[1], static_cast<uint64_t>(o.shape.n_vocab));
+}
+
+// A phi3 model's placeholder vocabulary holds Phi-3's added control tokens (at 32000 in the
+// preset's 32,064; here, in 300 tokens, as the last 11), with <|endoftext|> the eos: other
+// runtimes refuse a phi3 model without it, and the chat format uses <|user|> and <|end|>.
+TEST(SynthModel, Phi3PlaceholderVocabularyHasPhi3sAddedTokens) {
+  const std::string out = (test::temp_dir() / "phi3.gguf").string();
+  SynthOptions o = tiny(out, 1);
+  o.shape = SynthShape{"phi3", 64, 2, 4, 4, 128, 300, 512, 1e4, 1e-5, false, false};
+  synth_model(o);
+  auto f = GgufFile::open(out);
+  const auto tokens = f->get("tokenizer.ggml.tokens").as_string_array();
+  ASSERT_EQ(tokens.size(), 300u);
+  EXPECT_EQ(tokens[289], "<|endoftext|>");
+  EXPECT_EQ(tokens[296], "<|end|>");
+  EXPECT_EQ(tokens[299], "<|user|>");
+  EXPECT_EQ(f->get("tokenizer.ggml.token_type").as_int_array()[289], 3);  // control
+  EXPECT_EQ(f->get("tokenizer.ggml.eos_token_id").as_int(), 289);
+  EXPECT_EQ(tokens[288].substr(0, 3), "\xE2\x96\x81");  // a word piece before them
+  // Everywhere else a model's placeholder vocabulary has none of them.
+  const std::string plain = (test::temp_dir() / "plain.gguf").string();
+  synth_model(tiny(plain, 1));
+  const auto plain_tokens = GgufFile::open(plain)->get("tokenizer.ggml.tokens").as_string_array();
+  EXPECT_EQ(std::count(plain_tokens.begin(), plain_tokens.end(), "<|endoftext|>"), 0);
 }
 
 TEST(SynthModel, RejectsBadShapes) {
