@@ -49,9 +49,11 @@ for ((i = 1; i <= rounds; i++)); do
   done
   cmp -s "$work/out.one.jsonl" "$work/out.batched.jsonl" || { echo "vectors differ" >&2; exit 1; }
   if [ -n "${REFERENCE_EMBEDDING:-}" ]; then
+    # From the temporary folder: llama.cpp's tools write llama.log into the working directory.
+    ref_bin="$(realpath "$REFERENCE_EMBEDDING")"; ref_model="$(realpath "$model")"; ref_texts="$(realpath "$texts")"
     # shellcheck disable=SC2086
-    "$REFERENCE_EMBEDDING" -m "$model" -f "$texts" -t "$threads" ${REFERENCE_EMBEDDING_ARGS:--b 512 -ub 512} \
-      --embd-output-format array > "$work/out.reference" 2> "$work/reference.$i.log"
+    (cd "$work" && "$ref_bin" -m "$ref_model" -f "$ref_texts" -t "$threads" ${REFERENCE_EMBEDDING_ARGS:--b 512 -ub 512} \
+      --embd-output-format array > "$work/out.reference" 2> "$work/reference.$i.log")
     echo "round $i reference: $(grep 'prompt eval time' "$work/reference.$i.log")" >&2
   fi
 done
