@@ -278,6 +278,14 @@ constexpr int kPackedGroupRows = 8;
 inline const uint8_t* PackedGroupAt(const void* w, size_t w_row_bytes, int64_t g) {
   return static_cast<const uint8_t*>(w) + g * kPackedGroupRows * w_row_bytes;
 }
+// The prefetch a pair kernel runs beside groups g, g + 1: groups g + 2 and g + 3, as far as
+// they hold rows before prefetch_row_end, `slice` bytes (two records) per column or record.
+inline AheadPrefetch NextPairPrefetch(const void* w, size_t w_row_bytes, int64_t g, int64_t prefetch_row_end,
+                                      size_t slice) {
+  const int64_t groups_end = (prefetch_row_end + kPackedGroupRows - 1) / kPackedGroupRows;
+  return AheadPrefetch(PackedGroupAt(w, w_row_bytes, std::min(g + 2, groups_end)),
+                       PackedGroupAt(w, w_row_bytes, std::min(g + 4, groups_end)), slice);
+}
 // Drives a mat_mat (args.n_act > 1) in tiles: weight rows in tiles of kMatMulTileRows that
 // stay in L2 while the activation rows pass, NA at a time (the kernel's widest tile that fits
 // the vector registers), then what is left in tiles of halving powers of two, then one at a
@@ -313,16 +321,16 @@ void ForEachMatMulTile(const MatMulArgs& args, Tile&& tile) {
     rows.row_end = std::min(args.row_end, (t0 / kMatMulTileRows + 1) * kMatMulTileRows);
     // The first activation tile reads the rows from memory, and prefetches on into the next
     // row tile; the others find them in L2.
-    const auto first = [&](int64_t a0) {
+    const auto rows_for = [&](int64_t a0) {
       rows.prefetch_row_end = a0 == 0 ? args.prefetch_row_end : rows.row_begin;
       return rows;
     };
     int64_t a0 = 0;
-    for (; a0 + NA <= args.n_act; a0 += NA) tile(first(a0), a0, std::integral_constant<int, NA>{});
+    for (; a0 + NA <= args.n_act; a0 += NA) tile(rows_for(a0), a0, std::integral_constant<int, NA>{});
     // What is left (fewer than NA rows: a server step of 2-7 sequences) in tiles of halving
     // powers of two, so that no weight record is read once per activation row.
-    ForEachPowerOfTwoTile<LargestPowerOfTwoBelow(NA)>(a0, args.n_act, [&](int64_t a, auto na) { tile(first(a), a, na); });
-    for (; a0 < args.n_act; ++a0) tile(first(a0), a0, std::integral_constant<int, 1>{});
+    ForEachPowerOfTwoTile<LargestPowerOfTwoBelow(NA)>(a0, args.n_act, [&](int64_t a, auto na) { tile(rows_for(a), a, na); });
+    for (; a0 < args.n_act; ++a0) tile(rows_for(a0), a0, std::integral_constant<int, 1>{});
     t0 = rows.row_end;
   }
 }

@@ -445,12 +445,10 @@ void MulPacked(const void* w, size_t w_row_bytes, int64_t n, int64_t row_begin, 
   int64_t g = row_begin / kGroupRows;
 #if GGUFLOW_X86_VNNI
   using L = PackedLayout<Fmt>;
-  const int64_t prefetch_groups_end = (prefetch_row_end + kGroupRows - 1) / kGroupRows;
   for (; NA > 1 && (g + 1) * kGroupRows < row_end; g += 2) {  // group g + 1 has rows in the range
     const uint8_t* group0 = PackedGroupAt(w, w_row_bytes, g);
     const uint8_t* group1 = PackedGroupAt(w, w_row_bytes, g + 1);
-    AheadPrefetch ahead(PackedGroupAt(w, w_row_bytes, std::min(g + 2, prefetch_groups_end)),
-                        PackedGroupAt(w, w_row_bytes, std::min(g + 4, prefetch_groups_end)), 2 * L::kColumnBytes);
+    AheadPrefetch ahead = NextPairPrefetch(w, w_row_bytes, g, prefetch_row_end, 2 * L::kColumnBytes);
     __m512 acc[NA];
     for (int i = 0; i < NA; ++i) acc[i] = _mm512_setzero_ps();
     for (int64_t b0 = 0; b0 < nb; b0 += ActivationTerms::kBlocks) {

@@ -315,12 +315,10 @@ void MatMulTile(const MatMulArgs& args, int64_t a0) {
     rows[k] = reinterpret_cast<const block_q8_K*>(static_cast<const char*>(args.act) + (a0 + k) * args.act_row_bytes);
   int64_t g = args.row_begin / kGroupRows;
 #if GGUFLOW_X86_VNNI
-  const int64_t prefetch_groups_end = (args.prefetch_row_end + kGroupRows - 1) / kGroupRows;
   for (; NA > 1 && (g + 1) * kGroupRows < args.row_end; g += 2) {  // group g + 1 has rows in the range
     const uint8_t* group0 = PackedGroupAt(args.w, args.w_row_bytes, g);
     const uint8_t* group1 = PackedGroupAt(args.w, args.w_row_bytes, g + 1);
-    AheadPrefetch ahead(PackedGroupAt(args.w, args.w_row_bytes, std::min(g + 2, prefetch_groups_end)),
-                        PackedGroupAt(args.w, args.w_row_bytes, std::min(g + 4, prefetch_groups_end)), 2 * kRecordBytes);
+    AheadPrefetch ahead = NextPairPrefetch(args.w, args.w_row_bytes, g, args.prefetch_row_end, 2 * kRecordBytes);
     __m512 acc[NA];
     for (int k = 0; k < NA; ++k) acc[k] = _mm512_setzero_ps();
     for (int64_t b = 0; b < args.n / 256; ++b) {

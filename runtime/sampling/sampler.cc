@@ -72,12 +72,10 @@ TokenId Sampler::sample(std::span<const float> logits, std::span<const TokenId> 
     chosen = argmax(scores);
     if (is_banned(chosen)) chosen = argmax(mask_banned(scores));
   } else {
+    if (!banned.empty()) scores = mask_banned(scores);
     candidates_.resize(scores.size());
     for (size_t i = 0; i < scores.size(); ++i)
       candidates_[i] = Candidate{static_cast<TokenId>(i), scores[i], 0.0f};
-    for (TokenId id : banned)
-      if (id >= 0 && static_cast<size_t>(id) < candidates_.size())
-        candidates_[id].logit = -std::numeric_limits<float>::infinity();
     keep_top_k(candidates_, config_.top_k);
     keep_top_p(candidates_, config_.top_p);
     keep_min_p(candidates_, config_.min_p);

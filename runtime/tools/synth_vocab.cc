@@ -77,15 +77,14 @@ void write_placeholder_tokenizer(int64_t n_vocab, const std::string& arch, GgufW
   }
   // Word pieces: "▁a".."▁z", then numbered ones until n_vocab (Phi-3's added tokens among them).
   const std::string space = "\xE2\x96\x81";  // U+2581, SentencePiece's word boundary
-  int64_t piece = 0;
-  const auto next_piece = [&]() {
-    if (static_cast<int64_t>(tokens.size()) == added_at && n_added > 0)
+  for (int64_t piece = 0; static_cast<int64_t>(tokens.size()) < n_vocab;) {
+    if (n_added > 0 && static_cast<int64_t>(tokens.size()) == added_at) {
       for (const char* t : kPhi3Added) add(t, kControl);
-    if (static_cast<int64_t>(tokens.size()) >= n_vocab) return;
+      continue;
+    }
     const int64_t i = piece++;
     add(i < 26 ? space + static_cast<char>('a' + i) : space + "w" + std::to_string(i - 26), kNormal);
-  };
-  while (static_cast<int64_t>(tokens.size()) < n_vocab) next_piece();
+  }
 
   writer.set_string(names::kTokenizerModel, "llama");
   writer.set_string(names::kTokenizerPre, "default");
