@@ -84,6 +84,8 @@ struct MatMulArgs {
 // lm-head 12.7 ms, its compute from the caches ~6.5 ms, one pass of reading it 4.5 ms). One
 // linear stream of prefetches over the next pair's bytes, spread over the current pair's
 // columns, lets the memory system work while the pair computes.
+// Callers spread the steps through their work, a few lines each: a burst of prefetches stalls
+// the loads that follow it (the k-quant pair kernels step 8-16 times a record pair).
 // Addresses are kept as integers: the walk may step past the region's end (and its last slice
 // past the matrix), where pointer arithmetic would be undefined; only addresses inside it are
 // prefetched.
