@@ -1,5 +1,6 @@
 // Prompt attention (ops::attention_heads) on one thread: one N-token causal prompt of one layer
-// against its own f32 / f16 cache, for the head shapes of the presets (Google Benchmark).
+// against its own f32 / f16 cache, for the head shapes of the presets (Google Benchmark); and a
+// decode token's attention, the last position's heads against the N keys.
 //
 //   build/bin/attention_bench                        # the best plugin for this CPU
 //   GGUFLOW_KERNELS=avx2 build/bin/attention_bench   # a given plugin
@@ -31,39 +32,75 @@ struct HeadShape {
 const HeadShape kShapes[] = {{"qwen2.5-0.5b", 14, 2, 64}, {"qwen3-0.6b", 16, 8, 128}};
 const gguflow::ops::KvCacheType kTypes[] = {gguflow::ops::KvCacheType::kF32, gguflow::ops::KvCacheType::kF16};
 
+// One layer's n-token causal sequence: its queries and a cache holding its keys and values.
+struct Layer {
+  gguflow::ops::AttentionShape s;
+  std::vector<float> q;
+  std::vector<std::byte> k_rows, v_rows;
+  gguflow::ops::KvCacheView cache;
+  std::vector<int32_t> positions;
+
+  Layer(const HeadShape& shape, gguflow::ops::KvCacheType type, int64_t n) : s{shape.n_head, shape.n_kv_head, shape.head_dim} {
+    namespace ops = gguflow::ops;
+    std::mt19937 rng(7);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    const auto random = [&](int64_t count) {
+      std::vector<float> v(count);
+      for (float& x : v) x = normal(rng);
+      return v;
+    };
+    q = random(n * s.q_row());
+    const std::vector<float> k_new = random(n * s.kv_row()), v_new = random(n * s.kv_row());
+    const size_t row_bytes = ops::kv_cache_row_bytes(type, s.kv_row());
+    k_rows.resize(row_bytes * n);
+    v_rows.resize(row_bytes * n);
+    cache.k = k_rows.data();
+    cache.v = v_rows.data();
+    cache.rows = n;
+    cache.k_type = cache.v_type = type;
+    cache.k_row_bytes = cache.v_row_bytes = row_bytes;
+    positions.resize(n);
+    for (int64_t t = 0; t < n; ++t) positions[t] = static_cast<int32_t>(t);
+    ops::kv_cache_store(*g_kernels, s, k_new.data(), v_new.data(), positions.data(), n, cache);
+  }
+};
+
 void BM_PromptAttention(benchmark::State& state) {
   namespace ops = gguflow::ops;
   const HeadShape& shape = kShapes[state.range(0)];
   const ops::KvCacheType type = kTypes[state.range(1)];
   const int64_t n = state.range(2);
-  const ops::AttentionShape s{shape.n_head, shape.n_kv_head, shape.head_dim};
-  std::mt19937 rng(7);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  const auto random = [&](int64_t count) {
-    std::vector<float> v(count);
-    for (float& x : v) x = normal(rng);
-    return v;
-  };
-  const std::vector<float> q = random(n * s.q_row()), k_new = random(n * s.kv_row()), v_new = random(n * s.kv_row());
-  const size_t row_bytes = ops::kv_cache_row_bytes(type, s.kv_row());
-  std::vector<std::byte> k_rows(row_bytes * n), v_rows(row_bytes * n);
-  ops::KvCacheView cache;
-  cache.k = k_rows.data();
-  cache.v = v_rows.data();
-  cache.rows = n;
-  cache.k_type = cache.v_type = type;
-  cache.k_row_bytes = cache.v_row_bytes = row_bytes;
-  std::vector<int32_t> positions(n);
-  for (int64_t t = 0; t < n; ++t) positions[t] = static_cast<int32_t>(t);
-  ops::kv_cache_store(*g_kernels, s, k_new.data(), v_new.data(), positions.data(), n, cache);
-  std::vector<float> scratch(ops::attention_scratch_floats(s, n, cache)), out(n * s.q_row());
+  const Layer l(shape, type, n);
+  std::vector<float> scratch(ops::attention_scratch_floats(l.s, n, l.cache)), out(n * l.s.q_row());
   for (auto _ : state) {
-    ops::attention_heads(*g_kernels, s, ops::AttentionScoring{}, q.data(), positions.data(), n, cache, 0,
-                         n * s.n_head, n, scratch.data(), out.data());
+    ops::attention_heads(*g_kernels, l.s, ops::AttentionScoring{}, l.q.data(), l.positions.data(), n, l.cache, 0,
+                         n * l.s.n_head, n, scratch.data(), out.data());
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
   }
-  const double flops = 4.0 * s.head_dim * s.n_head * (static_cast<double>(n) * (n + 1) / 2);
+  const double flops = 4.0 * l.s.head_dim * l.s.n_head * (static_cast<double>(n) * (n + 1) / 2);
+  state.counters["GFLOP/s"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.SetLabel(std::string(shape.name) + " " + ops::kv_cache_type_name(type));
+}
+
+// A decode token's attention: the last of n positions, every head, against the n keys (what
+// one sequence of a server step costs per layer).
+void BM_DecodeAttention(benchmark::State& state) {
+  namespace ops = gguflow::ops;
+  const HeadShape& shape = kShapes[state.range(0)];
+  const ops::KvCacheType type = kTypes[state.range(1)];
+  const int64_t n = state.range(2);
+  const Layer l(shape, type, n);
+  const float* q = l.q.data() + (n - 1) * l.s.q_row();
+  const int32_t* position = l.positions.data() + (n - 1);
+  std::vector<float> scratch(ops::attention_scratch_floats(l.s, n, l.cache)), out(l.s.q_row());
+  for (auto _ : state) {
+    ops::attention_heads(*g_kernels, l.s, ops::AttentionScoring{}, q, position, n, l.cache, 0, l.s.n_head, n,
+                         scratch.data(), out.data());
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  const double flops = 4.0 * l.s.head_dim * l.s.n_head * static_cast<double>(n);
   state.counters["GFLOP/s"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
   state.SetLabel(std::string(shape.name) + " " + ops::kv_cache_type_name(type));
 }
@@ -76,6 +113,13 @@ void register_cases() {
             ->Args({shape, type, n})
             ->ArgNames({"shape", "cache", "tokens"})
             ->Unit(benchmark::kMillisecond);
+  for (int64_t shape = 0; shape < static_cast<int64_t>(std::size(kShapes)); ++shape)
+    for (int64_t type = 0; type < static_cast<int64_t>(std::size(kTypes)); ++type)
+      for (int64_t n : {64, 128, 512})
+        benchmark::RegisterBenchmark("decode_attention", BM_DecodeAttention)
+            ->Args({shape, type, n})
+            ->ArgNames({"shape", "cache", "keys"})
+            ->Unit(benchmark::kMicrosecond);
 }
 
 }  // namespace

@@ -123,8 +123,7 @@ BoundOp bind_attention(Binder& b) {
             // region, the same keys in the same order as when that sequence runs alone. A
             // prompt's shares hold whole blocks of queries (decode steps: single heads).
             const int64_t n_tasks = s.n_tokens * shape.n_head;
-            const int64_t min_share = s.n_tokens > s.n_sequences ? attention_tile_tasks(shape) : 1;
-            parallel_rows(par, n_tasks, grain_for(par, n_tasks, min_share), [&](int64_t t0, int64_t t1) {
+            const auto run_tasks = [&](int64_t t0, int64_t t1) {
               float* thread_scores = scores + par.thread_index() * scratch_floats;
               for (int64_t task = t0; task < t1;) {
                 const StepSequence& seq = s.sequence_of(task / shape.n_head);
@@ -133,7 +132,17 @@ BoundOp bind_attention(Binder& b) {
                                 sequence_cache(cache, seq), task, end, n_ctx, thread_scores, out);
                 task = end;
               }
-            });
+            };
+            if (s.n_tokens > s.n_sequences) {
+              parallel_rows(par, n_tasks, grain_for(par, n_tasks, attention_tile_tasks(shape)), run_tasks);
+              return;
+            }
+            // Decode steps (one token a sequence): shares of whole KV-head groups, so that a
+            // group's query heads are one tile reading its keys once (shares cut inside a group
+            // made tiles of one or two heads that read the same keys again).
+            const int64_t group = shape.n_head / shape.n_kv_head, n_groups = n_tasks / group;
+            parallel_rows(par, n_groups, grain_for(par, n_groups, 1),
+                          [&](int64_t g0, int64_t g1) { run_tasks(g0 * group, g1 * group); });
           }};
 }
 
