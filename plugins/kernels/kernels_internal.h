@@ -69,9 +69,10 @@ struct MatMulArgs {
   float* y;
   int64_t y_stride;
   // The pair kernels (VNNI builds, n_act > 1) prefetch the packed groups that follow the pair at
-  // hand, up to this row (exclusive): row_end for a whole product, the range's end for a tile of
-  // it that is read first (ForEachMatMulTile), row_begin where nothing should be (a panel that
-  // is in L2 already). See AheadPrefetch.
+  // hand, up to this row (exclusive): one pair past row_end for a packed product (the rows a
+  // thread most likely takes next, MatMatPackedEntry; it may lie past the matrix), the range's
+  // end for a tile of it that is read first (ForEachMatMulTile), row_begin where nothing should
+  // be (a panel that is in L2 already). See AheadPrefetch.
   int64_t prefetch_row_end;
 };
 
@@ -91,11 +92,9 @@ struct MatMulArgs {
 // prefetched.
 class AheadPrefetch {
  public:
-  AheadPrefetch(const void* begin, const void* end, size_t slice_bytes)
-      : next_(reinterpret_cast<uintptr_t>(begin) & ~uintptr_t{63}),
-        end_(std::max(reinterpret_cast<uintptr_t>(end), reinterpret_cast<uintptr_t>(begin))),
-        slice_(slice_bytes) {
-    if (end_ == reinterpret_cast<uintptr_t>(begin)) next_ = end_;  // empty
+  AheadPrefetch(uintptr_t begin, uintptr_t end, size_t slice_bytes)
+      : next_(begin & ~uintptr_t{63}), end_(std::max(end, begin)), slice_(slice_bytes) {
+    if (end_ == begin) next_ = end_;  // empty
   }
   void step() {
     const uintptr_t stop = std::min(next_ + slice_, end_);
@@ -285,8 +284,11 @@ inline const uint8_t* PackedGroupAt(const void* w, size_t w_row_bytes, int64_t g
 inline AheadPrefetch NextPairPrefetch(const void* w, size_t w_row_bytes, int64_t g, int64_t prefetch_row_end,
                                       size_t slice) {
   const int64_t groups_end = (prefetch_row_end + kPackedGroupRows - 1) / kPackedGroupRows;
-  return AheadPrefetch(PackedGroupAt(w, w_row_bytes, std::min(g + 2, groups_end)),
-                       PackedGroupAt(w, w_row_bytes, std::min(g + 4, groups_end)), slice);
+  // As integers: prefetch_row_end may lie past the matrix (MatMatPackedEntry).
+  const auto group_at = [&](int64_t group) {
+    return reinterpret_cast<uintptr_t>(w) + static_cast<uintptr_t>(group) * kPackedGroupRows * w_row_bytes;
+  };
+  return AheadPrefetch(group_at(std::min(g + 2, groups_end)), group_at(std::min(g + 4, groups_end)), slice);
 }
 // Drives a mat_mat (args.n_act > 1) in tiles: weight rows in tiles of kMatMulTileRows that
 // stay in L2 while the activation rows pass, NA at a time (the kernel's widest tile that fits
