@@ -54,11 +54,22 @@ void MulF32(const float* a, const float* b, float* y, int64_t n) {
   for (; i < n; ++i) y[i] = a[i] * b[i];
 }
 
-// y = x * (1 / sqrt(mean(x^2) + eps)) * w. The sum of squares is accumulated in double in
-// element order (GGML's ggml_float), so the scale does not depend on the vector width.
+// Partial sums of RmsNormF32's squares.
+constexpr int kSquareSums = 8;
+
+// y = x * (1 / sqrt(mean(x^2) + eps)) * w. The sum of squares is accumulated in double (as
+// GGML's ggml_float; a float's square is exact there) in kSquareSums partial sums, element i in
+// sum i % kSquareSums, then added in a fixed tree: the same scale on every vector width, and
+// eight independent chains of additions where one chain in element order took ~1 us for a
+// 896-wide row (a decode step of 8 sequences spent ~7 us in each of its 48 norms).
 void RmsNormF32(const float* x, const float* w, float* y, int64_t n, float eps) {
-  double sum = 0.0;
-  for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(x[i]) * static_cast<double>(x[i]);
+  double part[kSquareSums] = {};
+  int64_t i = 0;
+  for (; i + kSquareSums <= n; i += kSquareSums)
+    for (int k = 0; k < kSquareSums; ++k) part[k] += static_cast<double>(x[i + k]) * static_cast<double>(x[i + k]);
+  for (int k = 0; i < n; ++i, ++k) part[k] += static_cast<double>(x[i]) * static_cast<double>(x[i]);
+  static_assert(kSquareSums == 8, "the tree below adds eight partial sums");
+  const double sum = ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
   const float mean = static_cast<float>(sum / static_cast<double>(n));
   const float scale = 1.0f / std::sqrt(mean + eps);
   for (int64_t i = 0; i < n; ++i) y[i] = w ? (x[i] * scale) * w[i] : x[i] * scale;
