@@ -12,6 +12,7 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
+#include <initializer_list>
 #include <random>
 #include <vector>
 
@@ -65,61 +66,49 @@ struct Layer {
   }
 };
 
-void BM_PromptAttention(benchmark::State& state) {
+// Every head of the last `count` of a layer's n positions (count = n: the prompt; 1: a decode
+// token, what one sequence of a server step costs per layer) against the keys each sees.
+void RunAttention(benchmark::State& state, int64_t count) {
   namespace ops = gguflow::ops;
   const HeadShape& shape = kShapes[state.range(0)];
   const ops::KvCacheType type = kTypes[state.range(1)];
-  const int64_t n = state.range(2);
+  const int64_t n = state.range(2), first = n - count;
   const Layer l(shape, type, n);
-  std::vector<float> scratch(ops::attention_scratch_floats(l.s, n, l.cache)), out(n * l.s.q_row());
+  std::vector<float> scratch(ops::attention_scratch_floats(l.s, n, l.cache)), out(count * l.s.q_row());
   for (auto _ : state) {
-    ops::attention_heads(*g_kernels, l.s, ops::AttentionScoring{}, l.q.data(), l.positions.data(), n, l.cache, 0,
-                         n * l.s.n_head, n, scratch.data(), out.data());
+    ops::attention_heads(*g_kernels, l.s, ops::AttentionScoring{}, l.q.data() + first * l.s.q_row(),
+                         l.positions.data() + first, n, l.cache, 0, count * l.s.n_head, n, scratch.data(), out.data());
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
   }
-  const double flops = 4.0 * l.s.head_dim * l.s.n_head * (static_cast<double>(n) * (n + 1) / 2);
+  // Query t (position first + t) sees first + t + 1 keys.
+  const double pairs = static_cast<double>(count) * (first + 1) + static_cast<double>(count) * (count - 1) / 2;
+  const double flops = 4.0 * l.s.head_dim * l.s.n_head * pairs;
   state.counters["GFLOP/s"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
   state.SetLabel(std::string(shape.name) + " " + ops::kv_cache_type_name(type));
 }
 
-// A decode token's attention: the last of n positions, every head, against the n keys (what
-// one sequence of a server step costs per layer).
-void BM_DecodeAttention(benchmark::State& state) {
-  namespace ops = gguflow::ops;
-  const HeadShape& shape = kShapes[state.range(0)];
-  const ops::KvCacheType type = kTypes[state.range(1)];
-  const int64_t n = state.range(2);
-  const Layer l(shape, type, n);
-  const float* q = l.q.data() + (n - 1) * l.s.q_row();
-  const int32_t* position = l.positions.data() + (n - 1);
-  std::vector<float> scratch(ops::attention_scratch_floats(l.s, n, l.cache)), out(l.s.q_row());
-  for (auto _ : state) {
-    ops::attention_heads(*g_kernels, l.s, ops::AttentionScoring{}, q, position, n, l.cache, 0, l.s.n_head, n,
-                         scratch.data(), out.data());
-    benchmark::DoNotOptimize(out.data());
-    benchmark::ClobberMemory();
-  }
-  const double flops = 4.0 * l.s.head_dim * l.s.n_head * static_cast<double>(n);
-  state.counters["GFLOP/s"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
-  state.SetLabel(std::string(shape.name) + " " + ops::kv_cache_type_name(type));
-}
+void BM_PromptAttention(benchmark::State& state) { RunAttention(state, state.range(2)); }
+void BM_DecodeAttention(benchmark::State& state) { RunAttention(state, 1); }
 
 void register_cases() {
-  for (int64_t shape = 0; shape < static_cast<int64_t>(std::size(kShapes)); ++shape)
-    for (int64_t type = 0; type < static_cast<int64_t>(std::size(kTypes)); ++type)
-      for (int64_t n : {64, 512, 2048})
-        benchmark::RegisterBenchmark("prompt_attention", BM_PromptAttention)
-            ->Args({shape, type, n})
-            ->ArgNames({"shape", "cache", "tokens"})
-            ->Unit(benchmark::kMillisecond);
-  for (int64_t shape = 0; shape < static_cast<int64_t>(std::size(kShapes)); ++shape)
-    for (int64_t type = 0; type < static_cast<int64_t>(std::size(kTypes)); ++type)
-      for (int64_t n : {64, 128, 512})
-        benchmark::RegisterBenchmark("decode_attention", BM_DecodeAttention)
-            ->Args({shape, type, n})
-            ->ArgNames({"shape", "cache", "keys"})
-            ->Unit(benchmark::kMicrosecond);
+  struct Kind {
+    const char* name;
+    void (*fn)(benchmark::State&);
+    std::initializer_list<int64_t> lengths;
+    const char* length_name;
+    benchmark::TimeUnit unit;
+  };
+  const Kind kinds[] = {{"prompt_attention", BM_PromptAttention, {64, 512, 2048}, "tokens", benchmark::kMillisecond},
+                        {"decode_attention", BM_DecodeAttention, {64, 128, 512}, "keys", benchmark::kMicrosecond}};
+  for (const Kind& kind : kinds)
+    for (int64_t shape = 0; shape < static_cast<int64_t>(std::size(kShapes)); ++shape)
+      for (int64_t type = 0; type < static_cast<int64_t>(std::size(kTypes)); ++type)
+        for (int64_t n : kind.lengths)
+          benchmark::RegisterBenchmark(kind.name, kind.fn)
+              ->Args({shape, type, n})
+              ->ArgNames({"shape", "cache", kind.length_name})
+              ->Unit(kind.unit);
 }
 
 }  // namespace
