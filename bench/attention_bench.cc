@@ -41,6 +41,8 @@ struct Layer {
   gguflow::ops::KvCacheView cache;
   std::vector<int32_t> positions;
 
+  Layer(const Layer&) = delete;  // `cache` points into k_rows and v_rows
+  Layer& operator=(const Layer&) = delete;
   Layer(const HeadShape& shape, gguflow::ops::KvCacheType type, int64_t n) : s{shape.n_head, shape.n_kv_head, shape.head_dim} {
     namespace ops = gguflow::ops;
     std::mt19937 rng(7);

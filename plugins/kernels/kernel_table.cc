@@ -71,10 +71,11 @@ void MatMatPackedEntry(uint32_t w_type, const void* w, size_t w_row_bytes, int64
                        int64_t n_act, float* y, int64_t y_stride) {
   // The pair kernels prefetch one pair of groups past the range: a thread's next share of a
   // split product is most often the rows right after this one (oneTBB hands a thread back the
-  // other half of its own last split), whose first pair would otherwise start from DRAM. With
-  // shares of 4 pairs (a 896-row product cut in 1/16ths) that first pair was a quarter of each
-  // share. Past the matrix, or in rows another thread takes, the prefetch costs one pair of
-  // bandwidth and nothing else (AheadPrefetch keeps addresses as integers; a prefetch never faults).
+  // other half of its own last split), whose first pair would otherwise start from DRAM. A
+  // 896-row product at 8 activation rows and 2 threads goes in shares of 7 pairs (112 groups
+  // halved down to ops::grain_for's pieces), so that first pair was a seventh of each share.
+  // Past the matrix, or in rows another thread takes, the prefetch costs one pair of bandwidth
+  // and nothing else (AheadPrefetch keeps addresses as integers; a prefetch never faults).
   MatMulPacked(w_type, {w, w_row_bytes, n, row_begin, row_end, act, act_row_bytes, n_act, y, y_stride,
                         row_end + 2 * kPackedGroupRows});
 }

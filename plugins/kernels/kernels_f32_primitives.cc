@@ -1,6 +1,6 @@
 // f32 vector primitives used by ops (dot, axpy, scale, add, mul, rmsnorm, softmax, rope,
 // silu*mul), vectorised with Highway for this plugin's target. Tails shorter than a vector are
-// done in scalar code. RMSNorm sums squares in double, as GGML does.
+// done in scalar code. RMSNorm sums squares in double, as GGML does (in eight partial sums).
 #include <cmath>
 
 #include <hwy/contrib/math/math-inl.h>
@@ -59,15 +59,17 @@ constexpr int kSquareSums = 8;
 
 // y = x * (1 / sqrt(mean(x^2) + eps)) * w. The sum of squares is accumulated in double (as
 // GGML's ggml_float; a float's square is exact there) in kSquareSums partial sums, element i in
-// sum i % kSquareSums, then added in a fixed tree: the same scale on every vector width, and
-// eight independent chains of additions where one chain in element order took ~1 us for a
-// 896-wide row (a decode step of 8 sequences spent ~7 us in each of its 48 norms).
+// sum i % kSquareSums, then added in a fixed tree. Why: one chain of additions in element order
+// (GGML's, and ours before) took ~1 us for a 896-wide row, a latency chain of 896 dependent
+// double adds (a decode step of 8 sequences spent ~7 us in each of its 48 norms); eight chains
+// overlap. The order is fixed, not the vector width's, so every plugin gives the same scale;
+// it differs from GGML's single chain in the last bits of the sum.
 void RmsNormF32(const float* x, const float* w, float* y, int64_t n, float eps) {
   double part[kSquareSums] = {};
-  int64_t i = 0;
-  for (; i + kSquareSums <= n; i += kSquareSums)
-    for (int k = 0; k < kSquareSums; ++k) part[k] += static_cast<double>(x[i + k]) * static_cast<double>(x[i + k]);
-  for (int k = 0; i < n; ++i, ++k) part[k] += static_cast<double>(x[i]) * static_cast<double>(x[i]);
+  int64_t e = 0;
+  for (; e + kSquareSums <= n; e += kSquareSums)
+    for (int k = 0; k < kSquareSums; ++k) part[k] += static_cast<double>(x[e + k]) * static_cast<double>(x[e + k]);
+  for (int k = 0; e < n; ++e, ++k) part[k] += static_cast<double>(x[e]) * static_cast<double>(x[e]);
   static_assert(kSquareSums == 8, "the tree below adds eight partial sums");
   const double sum = ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
   const float mean = static_cast<float>(sum / static_cast<double>(n));

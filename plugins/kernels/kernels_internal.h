@@ -280,7 +280,10 @@ inline const uint8_t* PackedGroupAt(const void* w, size_t w_row_bytes, int64_t g
   return static_cast<const uint8_t*>(w) + g * kPackedGroupRows * w_row_bytes;
 }
 // The prefetch a pair kernel runs beside groups g, g + 1: groups g + 2 and g + 3, as far as
-// they hold rows before prefetch_row_end, `slice` bytes (two records) per column or record.
+// they hold rows before prefetch_row_end, `slice` bytes per step() (rounded up to whole lines,
+// so the walk covers the next pair somewhat before this pair's last step): callers size it so
+// that their steps over one pair cover the next (block-32: two records a column; k-quants: a
+// fraction of two records, several steps a record pair).
 inline AheadPrefetch NextPairPrefetch(const void* w, size_t w_row_bytes, int64_t g, int64_t prefetch_row_end,
                                       size_t slice) {
   const int64_t groups_end = (prefetch_row_end + kPackedGroupRows - 1) / kPackedGroupRows;

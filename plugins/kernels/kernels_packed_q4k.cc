@@ -171,11 +171,13 @@ inline void RecordStep(const uint8_t* rec, const block_q8_K* const* a, __m256* a
 }
 
 #if GGUFLOW_X86_VNNI
-// ahead.step() calls per record pair (RecordStepPair: two per 64 elements), each prefetching an
-// eighth of the next pair's two records, spread between the products as in
-// kernels_packed_q6k.cc (8-row 896 x 4864 product from DRAM, kernels_bench prefill8_packed: 236
-// -> 217 us at 1 thread, 145 -> 134 us at 2).
+// ahead.step() calls per record pair (RecordStepPair: one every kQuadsPerPrefetchStep quads of
+// its 4 x 8), each prefetching about an eighth of the next pair's two records, spread between
+// the products as in kernels_packed_q6k.cc (8-row 896 x 4864 product from DRAM, kernels_bench
+// prefill8_packed: 236 -> 217 us at 1 thread, 145 -> 134 us at 2).
 constexpr size_t kPrefetchStepsPerRecordPair = 8;
+constexpr int kQuadsPerPrefetchStep = 4 * 8 / kPrefetchStepsPerRecordPair;
+static_assert(8 % kQuadsPerPrefetchStep == 0, "the steps fall on quads of each 64-element pair");
 
 inline __m512i LoadPair(const uint8_t* rec0, const uint8_t* rec1, size_t at) {
   return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(rec0 + at))),
@@ -216,7 +218,7 @@ inline void RecordStepPair(const uint8_t* rec0, const uint8_t* rec1, const block
     for (int k = 0; k < NA; ++k) low[k] = high[k] = _mm512_setzero_si512();
 #pragma GCC unroll 8
     for (int i = 0; i < 8; ++i) {
-      if (i % 4 == 0) ahead.step();  // kPrefetchStepsPerRecordPair: twice per 64-element pair
+      if (i % kQuadsPerPrefetchStep == 0) ahead.step();
       const __m512i v = LoadPair(rec0, rec1, kQsAt + 256 * p + 32 * i);
       const __m512i u_low = _mm512_and_si512(v, nibbles);
       const __m512i u_high = _mm512_and_si512(_mm512_srli_epi16(v, 4), nibbles);
