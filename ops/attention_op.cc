@@ -120,9 +120,7 @@ BoundOp bind_attention(Binder& b) {
             // A sequence without a length (a test's one sequence) is as long as its positions say.
             const int64_t whole_length = sequence_length(pos, s.n_tokens);
             // Tasks are (token, head) pairs of the whole step; each reads its own sequence's
-            // region, the same keys in the same order as when that sequence runs alone. A
-            // prompt's shares hold whole blocks of queries; a decode step's, whole KV-head groups
-            // or single heads (below).
+            // region, the same keys in the same order as when that sequence runs alone.
             const int64_t n_tasks = s.n_tokens * shape.n_head;
             const auto run_tasks = [&](int64_t t0, int64_t t1) {
               float* thread_scores = scores + par.thread_index() * scratch_floats;
@@ -134,23 +132,18 @@ BoundOp bind_attention(Binder& b) {
                 task = end;
               }
             };
-            if (s.n_tokens > s.n_sequences) {
-              parallel_rows(par, n_tasks, grain_for(par, n_tasks, attention_tile_tasks(shape)), run_tasks);
-              return;
-            }
-            // Decode steps (one token a sequence) with at least two KV-head groups a thread
-            // (a server step of several sequences): shares of whole groups, so that a group's
-            // query heads are one tile reading its keys once (shares cut inside a group made
-            // tiles of one or two heads that read the same keys again). Fewer groups (one
-            // sequence; Gemma 3 1B has one KV head) are cut into single heads, so that every
-            // thread still takes part.
-            const int64_t group = shape.n_head / shape.n_kv_head, n_groups = s.n_tokens * shape.n_kv_head;
-            if (n_groups < 2 * par.concurrency()) {
-              parallel_rows(par, n_tasks, grain_for(par, n_tasks, 1), run_tasks);
-              return;
-            }
-            parallel_rows(par, n_groups, grain_for(par, n_groups, 1),
-                          [&](int64_t g0, int64_t g1) { run_tasks(g0 * group, g1 * group); });
+            // Shares of `unit` tasks, at least `min_units` of them. A prompt: single tasks, whole
+            // blocks of queries a share. A decode step (one token a sequence) with at least two
+            // KV-head groups a thread (a server step of several sequences): whole groups, so that
+            // a group's query heads are one tile reading its keys once (shares cut inside a group
+            // made tiles of one or two heads that read the same keys again). Fewer groups (one
+            // sequence; Gemma 3 1B has one KV head): single heads, so every thread takes part.
+            const bool prompt = s.n_tokens > s.n_sequences;
+            const int64_t group = shape.n_head / shape.n_kv_head;
+            const int64_t unit = !prompt && s.n_tokens * shape.n_kv_head >= 2 * par.concurrency() ? group : 1;
+            const int64_t n_units = n_tasks / unit, min_units = prompt ? attention_tile_tasks(shape) : 1;
+            parallel_rows(par, n_units, grain_for(par, n_units, min_units),
+                          [&](int64_t u0, int64_t u1) { run_tasks(u0 * unit, u1 * unit); });
           }};
 }
 

@@ -221,9 +221,10 @@ inline void RecordStep(const uint8_t* rec, const block_q8_K* const* a, __m256* a
 #if GGUFLOW_X86_VNNI
 // ahead.step() calls per record pair (HalfStepPair: one per 16-element group: 2 halves x 4
 // chunks x 2 groups), so each prefetches about a sixteenth of the two records that the next
-// pair reads at the same step: a few lines at a time between the products. One step of both records (52 lines) per record pair stalled the
-// loads behind the prefetches: the 8-row 896 x 4864 product from DRAM took 365 us at 1 thread
-// and 211 us at 2 (kernels_bench prefill8_packed), against 259 and 157 us spread like this.
+// pair reads at the same step: a few lines at a time between the products. One step of both
+// records (52 lines) per record pair stalled the loads behind the prefetches: the 8-row 896 x
+// 4864 product from DRAM took 365 us at 1 thread and 211 us at 2 (kernels_bench
+// prefill8_packed), against 259 and 157 us spread like this.
 constexpr size_t kPrefetchStepsPerRecordPair = 16;
 static_assert(kPrefetchStepsPerRecordPair == 2 * 4 * 2, "HalfStepPair steps once per 16-element group");
 
