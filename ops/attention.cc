@@ -24,13 +24,34 @@ KvCacheView KvCacheView::f32(float* k, float* v, int64_t rows, int64_t k_width, 
 }
 
 float* KvCacheView::k_f32() const {
-  GGUFLOW_CHECK(k_type == KvCacheType::kF32);
+  GGUFLOW_CHECK(k_type == KvCacheType::kF32 && heads == 1);
   return reinterpret_cast<float*>(k);
 }
 
 float* KvCacheView::v_f32() const {
-  GGUFLOW_CHECK(v_type == KvCacheType::kF32);
+  GGUFLOW_CHECK(v_type == KvCacheType::kF32 && heads == 1);
   return reinterpret_cast<float*>(v);
+}
+
+KvCacheView KvCacheView::head(int64_t g) const {
+  GGUFLOW_CHECK(heads > 1 && 0 <= g && g < heads);
+  KvCacheView h = *this;
+  h.k = k + static_cast<size_t>(g) * k_head_stride;
+  h.v = v + static_cast<size_t>(g) * v_head_stride;
+  h.heads = 1;
+  h.k_head_stride = h.v_head_stride = 0;
+  return h;
+}
+
+void kv_rows_f32(const KvCacheView& cache, bool values, int64_t n_rows, float* out) {
+  GGUFLOW_CHECK((values ? cache.v_type : cache.k_type) == KvCacheType::kF32);
+  const size_t row_bytes = values ? cache.v_row_bytes : cache.k_row_bytes;
+  const int64_t width = static_cast<int64_t>(row_bytes / sizeof(float));  // of one head's block, or the row
+  for (int64_t g = 0; g < cache.heads; ++g) {
+    const KvCacheView block = cache.heads > 1 ? cache.head(g) : cache;
+    for (int64_t r = 0; r < n_rows; ++r)
+      std::memcpy(out + (r * cache.heads + g) * width, values ? block.v_row(r) : block.k_row(r), row_bytes);
+  }
 }
 
 namespace {
@@ -45,14 +66,19 @@ void store_row(const GguflowKernels& k, KvCacheType type, const float* x, std::b
 void kv_cache_store(const GguflowKernels& k, const AttentionShape& s, const float* k_new, const float* v_new,
                     const int32_t* positions, int64_t n_tokens, const KvCacheView& cache) {
   const int64_t row = s.kv_row();
-  GGUFLOW_CHECK(cache.k_row_bytes == kv_cache_row_bytes(cache.k_type, row) &&
-                cache.v_row_bytes == kv_cache_row_bytes(cache.v_type, row));
-  for (int64_t t = 0; t < n_tokens; ++t) {
-    const int64_t p = positions[t];
-    GGUFLOW_CHECK(0 <= p);
-    const int64_t r = p % cache.rows;
-    store_row(k, cache.k_type, k_new + t * row, cache.k_row(r), row);
-    store_row(k, cache.v_type, v_new + t * row, cache.v_row(r), row);
+  GGUFLOW_CHECK(cache.heads == 1 || cache.heads == s.n_kv_head);
+  const int64_t width = row / cache.heads;  // elements of a stored row: the whole row or one head's
+  GGUFLOW_CHECK(cache.k_row_bytes == kv_cache_row_bytes(cache.k_type, width) &&
+                cache.v_row_bytes == kv_cache_row_bytes(cache.v_type, width));
+  for (int64_t g = 0; g < cache.heads; ++g) {
+    const KvCacheView block = cache.heads > 1 ? cache.head(g) : cache;
+    for (int64_t t = 0; t < n_tokens; ++t) {
+      const int64_t p = positions[t];
+      GGUFLOW_CHECK(0 <= p);
+      const int64_t r = p % cache.rows;
+      store_row(k, cache.k_type, k_new + t * row + g * width, block.k_row(r), width);
+      store_row(k, cache.v_type, v_new + t * row + g * width, block.v_row(r), width);
+    }
   }
 }
 
@@ -211,34 +237,55 @@ bool widens_f16(const GguflowKernels& k, const KvCacheView& cache) {
   return !f16 || k.act_type[GGML_TYPE_F16] == GGML_TYPE_F16;
 }
 
-// KV head g's keys and values at positions lo..hi of an f32 or f16 cache, copied next to each
+// One KV head's rows: the head's own block of a head-major cache (offset 0), or the whole
+// cache with the head's first element at `offset` in every row.
+struct KvHead {
+  KvCacheView rows;
+  int64_t offset;
+};
+
+KvHead kv_head(const KvCacheView& cache, const AttentionShape& s, int64_t g) {
+  GGUFLOW_CHECK(cache.heads == 1 || cache.heads == s.n_kv_head);
+  if (cache.heads > 1) return {cache.head(g), 0};
+  return {cache, g * s.head_dim};
+}
+
+// A KV head's keys and values at positions lo..hi of an f32 or f16 cache, copied next to each
 // other as f32 into the scratch after a tile's (attention_scratch_floats): position p in row
-// p % (hi - lo + 1) of the view `out`, head_dim floats a row, so that for_each_run finds it as
-// in the cache.
+// p % (hi - lo + 1) of `out.rows`, head_dim floats a row, so that for_each_run finds it as in
+// the cache.
 //
-// A cache row holds every KV head (qwen3: 8 x 128 floats, 4 KiB), so one head's slices of
+// f16 rows are widened once for every tile of the range instead of once per tile. And where a
+// row holds every KV head (heads = 1; qwen3: 8 x 128 floats, 4 KiB), one head's slices of
 // consecutive rows lie 4 KiB apart: they map to a few L1 and L2 sets, and every tile of a prompt
-// read them again from L3. Copied once per range, the head's rows (512 positions: 256 KiB of
-// keys, as much of values) stay in L2 while every tile reads them. The values are the same
-// floats (f16 widens exactly), and the kernels' f16 dot and axpy are their f32 operations on the
-// widened values, so every score and output keeps its bits (decode, one query, reads the cache
-// in place). False (nothing copied) for a block type (q8_0, q4_0) or more positions than
+// read them again from L3; copied once per range, the head's rows (512 positions: 256 KiB of
+// keys, as much of values) stay in L2 while every tile reads them. An f32 head-major block is
+// that already and is read in place. The values are the same floats (f16 widens exactly), and
+// the kernels' f16 dot and axpy are their f32 operations on the widened values, so every score
+// and output keeps its bits (decode, one query, reads the cache in place). False (nothing
+// copied) for a block type (q8_0, q4_0), an f32 head-major cache or more positions than
 // head_copy_positions(max_keys).
-bool head_rows(const GguflowKernels& k, const KvCacheView& cache, const AttentionShape& s, int64_t g, int64_t lo,
-               int64_t hi, int64_t max_keys, float* scratch, KvCacheView& out) {
+bool head_rows(const GguflowKernels& k, const KvHead& head, const AttentionShape& s, int64_t lo, int64_t hi,
+               int64_t max_keys, float* scratch, KvHead& out) {
+  const KvCacheView& cache = head.rows;
   const int64_t capacity = head_copy_positions(max_keys);
+  // f32 rows of this head alone (a head-major block, or a one-head cache): nothing to gain.
+  const size_t f32_row = sizeof(float) * static_cast<size_t>(s.head_dim);
+  const bool in_place = cache.k_type == KvCacheType::kF32 && cache.v_type == KvCacheType::kF32 &&
+                        cache.k_row_bytes == f32_row && cache.v_row_bytes == f32_row;
   // More positions than the ring's rows: some were overwritten (no single token sees them all).
-  if (!copies_heads(cache) || !widens_f16(k, cache) || hi < lo || hi + 1 - lo > capacity || hi + 1 - lo > cache.rows)
+  if (in_place || !copies_heads(cache) || !widens_f16(k, cache) || hi < lo || hi + 1 - lo > capacity ||
+      hi + 1 - lo > cache.rows)
     return false;
   const int64_t hd = s.head_dim, span = hi + 1 - lo;
   float* k_rows = scratch + tile_rows(s) * (max_keys + 2 * hd);
   float* v_rows = k_rows + capacity * hd;
-  // Head g's elements of a stored row as f32 into dst.
+  // The head's elements of a stored row as f32 into dst.
   const auto widen = [&](KvCacheType type, const std::byte* row, float* dst) {
     if (type == KvCacheType::kF32)
-      std::memcpy(dst, reinterpret_cast<const float*>(row) + g * hd, sizeof(float) * hd);
+      std::memcpy(dst, reinterpret_cast<const float*>(row) + head.offset, sizeof(float) * hd);
     else  // f16: 2 bytes an element
-      k.dequantize_row(kv_cache_ggml_type(type), reinterpret_cast<const uint16_t*>(row) + g * hd, dst, hd);
+      k.dequantize_row(kv_cache_ggml_type(type), reinterpret_cast<const uint16_t*>(row) + head.offset, dst, hd);
   };
   for_each_run(cache, lo, hi, [&](int64_t p, int64_t row, int64_t count) {
     for (int64_t i = 0; i < count; ++i) {
@@ -247,7 +294,7 @@ bool head_rows(const GguflowKernels& k, const KvCacheView& cache, const Attentio
       widen(cache.v_type, cache.v_row(row + i), v_rows + dst);
     }
   });
-  out = KvCacheView::f32(k_rows, v_rows, span, hd, hd);
+  out = {KvCacheView::f32(k_rows, v_rows, span, hd, hd), 0};
   return true;
 }
 
@@ -276,7 +323,8 @@ void attention_heads(const GguflowKernels& k, const AttentionShape& s,
   const auto token_heads = [&](int64_t t, int64_t h0, int64_t h1) {
     for (int64_t h = h0; h < h1;) {
       const int64_t end = std::min(h1, (h / group + 1) * group);
-      attend_tile(k, s, keys, scale, q, cache, h / group * s.head_dim, t, t + 1, h, end, max_keys, scratch, out);
+      const KvHead head = kv_head(cache, s, h / group);
+      attend_tile(k, s, keys, scale, q, head.rows, head.offset, t, t + 1, h, end, max_keys, scratch, out);
       h = end;
     }
   };
@@ -310,14 +358,13 @@ void attention_heads(const GguflowKernels& k, const AttentionShape& s,
     for (int64_t b = t; b < t_end; ++b) lo = std::min(lo, keys.of(b).first), hi = std::max(hi, keys.of(b).second);
     for (int64_t h0 = 0; h0 < s.n_head; h0 += group) {
       const int64_t g = h0 / group;
-      KvCacheView rows = cache;
-      int64_t offset = g * s.head_dim;
+      KvHead head = kv_head(cache, s, g);
       // Copied only when more than one tile will read it: one tile (a decode step's token, a
       // thread's small share of a prompt) reads each row once anyway.
-      if (t_end - t > tile_tokens(s) && head_rows(k, cache, s, g, lo, hi, max_keys, scratch, rows)) offset = 0;
+      if (t_end - t > tile_tokens(s)) head_rows(k, kv_head(cache, s, g), s, lo, hi, max_keys, scratch, head);
       for (int64_t b = t; b < t_end;) {
         const int64_t e = tile_end(b);
-        attend_tile(k, s, keys, scale, q, rows, offset, b, e, h0, h0 + group, max_keys, scratch, out);
+        attend_tile(k, s, keys, scale, q, head.rows, head.offset, b, e, h0, h0 + group, max_keys, scratch, out);
         b = e;
       }
     }

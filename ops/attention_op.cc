@@ -88,6 +88,7 @@ std::string check_kv_state(const ShapeQuery& node, const Attrs& state, KvLayout*
            node.inputs[kAttnQ]->to_string() + ")";
   layout->k = layout->v = a.n_head_kv * head_dim;
   layout->window = a.window;  // a windowed layer's cache is a ring of the last positions
+  layout->heads = a.n_head_kv;  // read one KV head at a time
   return "";
 }
 

@@ -36,6 +36,7 @@ std::string check_low_rank_state(const ShapeQuery& node, const Attrs& state, KvL
   layout->k = (*node.weights[kKBasis])[1];
   layout->v = (*node.weights[kVBasis])[1];
   layout->f32_only = true;  // coordinates are read with dot_f32 / axpy_f32
+  layout->heads = 1;         // a row of coordinates spans every head (k_f32 / v_f32)
   return "";
 }
 

@@ -130,6 +130,9 @@ struct KvLayout {
   // The writer reads its rows as f32 only (kv_project's low-rank coordinates): the session
   // refuses another cache type for the state with a clear error.
   bool f32_only = false;
+  // KV heads a row of k and v elements splits into, which the session may keep in blocks of
+  // their own (attention: n_head_kv; KvCacheView's head-major layout); 1: whole rows only.
+  int64_t heads = 1;
 };
 
 // Checks that a declared state (its attributes as written: n_head_kv, head_dim, ...) fits the

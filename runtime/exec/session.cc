@@ -171,12 +171,13 @@ void Session::allocate_kv_caches(const SessionOptions& options) {
   const graph::Graph& g = *graph_;
   struct Planned {
     ops::KvCacheType k_type, v_type;
-    size_t k_row, v_row;  // bytes
+    size_t k_row, v_row;  // bytes of a stored row: one head's (heads > 1) or the whole row
+    int64_t heads;        // KvCacheView::heads
   };
   std::vector<Planned> planned;
   for (const graph::State& s : g.states) {
     Planned p{options.cache_type_k.value_or(s.cache_type_k.value_or(ops::KvCacheType::kF32)),
-              options.cache_type_v.value_or(s.cache_type_v.value_or(ops::KvCacheType::kF32)), 0, 0};
+              options.cache_type_v.value_or(s.cache_type_v.value_or(ops::KvCacheType::kF32)), 0, 0, 1};
     if (s.layout.f32_only && (p.k_type != ops::KvCacheType::kF32 || p.v_type != ops::KvCacheType::kF32))
       throw error("state '", s.name, "' is written by an op that keeps a low-rank f32 cache "
                   "(kv_project): expected cache types f32, found K ", ops::kv_cache_type_name(p.k_type),
@@ -185,8 +186,16 @@ void Session::allocate_kv_caches(const SessionOptions& options) {
       const std::string why = ops::kv_cache_row_error(type, width);
       if (!why.empty()) throw error("state '", s.name, "' ", which, " cache: ", why);
     }
-    p.k_row = ops::kv_cache_row_bytes(p.k_type, s.layout.k);
-    p.v_row = ops::kv_cache_row_bytes(p.v_type, s.layout.v);
+    // Head-major (a block per KV head, see KvCacheView) where the writer reads heads apart and
+    // a head's width is a whole number of the types' blocks; else whole rows (stories260K's
+    // 8-wide heads in q8_0: a row is one 32-element block, a head a quarter of one).
+    const int64_t h = s.layout.heads;
+    if (h > 1 && s.layout.k % h == 0 && s.layout.v % h == 0 &&
+        ops::kv_cache_row_error(p.k_type, s.layout.k / h).empty() &&
+        ops::kv_cache_row_error(p.v_type, s.layout.v / h).empty())
+      p.heads = h;
+    p.k_row = ops::kv_cache_row_bytes(p.k_type, s.layout.k / p.heads);
+    p.v_row = ops::kv_cache_row_bytes(p.v_type, s.layout.v / p.heads);
     planned.push_back(p);
   }
   // Sizes in checked arithmetic (a --ctx of 2^62 wrapped the product and the caches were
@@ -195,9 +204,14 @@ void Session::allocate_kv_caches(const SessionOptions& options) {
   const uint64_t slots = static_cast<uint64_t>(n_slots());
   // Each block starts at a multiple of kBlockAlign bytes: f32 rows after a block of q8_0 rows
   // (34 bytes per 32 elements, an odd number of halves) stay float-aligned.
-  const auto block_bytes = [&](size_t i, size_t row_bytes) -> std::optional<uint64_t> {
+  // The bytes of one head's rows (heads > 1) or of the whole block, and of a whole block.
+  const auto head_bytes = [&](size_t i, size_t row_bytes) -> std::optional<uint64_t> {
     const auto rows = checked_mul<uint64_t>(static_cast<uint64_t>(cache_rows(g.states[i])), slots);
-    const auto b = rows ? checked_mul<uint64_t>(*rows, row_bytes) : std::nullopt;
+    return rows ? checked_mul<uint64_t>(*rows, row_bytes) : std::nullopt;
+  };
+  const auto block_bytes = [&](size_t i, size_t row_bytes) -> std::optional<uint64_t> {
+    const auto one = head_bytes(i, row_bytes);
+    const auto b = one ? checked_mul<uint64_t>(*one, static_cast<uint64_t>(planned[i].heads)) : std::nullopt;
     const auto padded = b ? checked_add<uint64_t>(*b, kBlockAlign - 1) : std::nullopt;
     return padded ? std::optional<uint64_t>(*padded / kBlockAlign * kBlockAlign) : std::nullopt;
   };
@@ -232,6 +246,11 @@ void Session::allocate_kv_caches(const SessionOptions& options) {
     c.v_type = p.v_type;
     c.k_row_bytes = p.k_row;
     c.v_row_bytes = p.v_row;
+    c.heads = p.heads;
+    if (p.heads > 1) {
+      c.k_head_stride = static_cast<size_t>(*head_bytes(i, p.k_row));
+      c.v_head_stride = static_cast<size_t>(*head_bytes(i, p.v_row));
+    }
     c.k = kv;
     c.v = kv + *block_bytes(i, p.k_row);
     caches_.push_back(c);
@@ -243,7 +262,8 @@ std::string Session::kv_cache_summary() const {
   // Group the states by (rows, bytes per row): "5 x 31 rows (windowed) + 1 x 4096 rows".
   std::vector<std::pair<std::pair<int64_t, size_t>, int>> kinds;
   for (size_t s = 0; s < graph_->states.size(); ++s) {
-    const std::pair<int64_t, size_t> key{caches_[s].rows, caches_[s].k_row_bytes + caches_[s].v_row_bytes};
+    const ops::KvCacheView& c = caches_[s];
+    const std::pair<int64_t, size_t> key{c.rows, static_cast<size_t>(c.heads) * (c.k_row_bytes + c.v_row_bytes)};
     auto it = std::find_if(kinds.begin(), kinds.end(), [&](const auto& k) { return k.first == key; });
     if (it == kinds.end()) kinds.push_back({key, 1});
     else ++it->second;

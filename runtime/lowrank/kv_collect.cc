@@ -129,7 +129,9 @@ KvSamples collect_kv(const StudyModel& m, std::span<const int32_t> tokens, int64
   std::vector<KeyUnrotation> unrotate;  // [n_layer] for pre-rope keys
   if (keys == KeyPosition::kPreRope)
     for (int64_t l = 0; l < s.n_layer; ++l) unrotate.emplace_back(*g, state[l], chunk, graph_path);
-  std::vector<float> pre;  // [chunk][row]: one layer's keys rotated back
+  // [chunk][row]: one layer's keys (rotated back for pre-rope keys) and values, one row a token
+  // (kv_rows_f32 gathers them from a head-major cache).
+  std::vector<float> k_rows(static_cast<size_t>(chunk * row)), v_rows(k_rows.size());
 
   const auto start = std::chrono::steady_clock::now();
   const std::string what = std::string("collecting keys (") + key_position_name(keys) + ") and values";
@@ -148,16 +150,13 @@ KvSamples collect_kv(const StudyModel& m, std::span<const int32_t> tokens, int64
     session.prefill(tokens.subspan(static_cast<size_t>(begin), static_cast<size_t>(len)));
     for (int64_t l = 0; l < s.n_layer; ++l) {
       const ops::KvCacheView& c = session.kv_caches()[static_cast<size_t>(state[l])];
-      // rows [len][row] f32 (the session's default type), slot = position
-      const float* k_rows = c.k_f32();
-      if (keys == KeyPosition::kPreRope) {
-        pre.assign(k_rows, k_rows + len * row);
-        unrotate[l].apply(*m.kernels, pre.data(), len, row);
-        k_rows = pre.data();
-      }
+      // rows [len][row] f32 (the session's default type), row = position
+      ops::kv_rows_f32(c, false, len, k_rows.data());
+      ops::kv_rows_f32(c, true, len, v_rows.data());
+      if (keys == KeyPosition::kPreRope) unrotate[l].apply(*m.kernels, k_rows.data(), len, row);
       for (int64_t gi = 0; gi < s.groups; ++gi) {
-        s.k[l * s.groups + gi].add(k_rows + gi * s.group_dim, len, row);
-        s.v[l * s.groups + gi].add(c.v_f32() + gi * s.group_dim, len, row);
+        s.k[l * s.groups + gi].add(k_rows.data() + gi * s.group_dim, len, row);
+        s.v[l * s.groups + gi].add(v_rows.data() + gi * s.group_dim, len, row);
       }
     }
   }

@@ -102,8 +102,8 @@ CacheRun run_zero(const StudyModel& m, std::span<const int32_t> tokens) {
     }
     for (size_t s = 0; s < g->states.size(); ++s) {  // forget every earlier token
       const ops::KvCacheView& c = session.kv_caches()[s];
-      std::memset(c.k, 0, c.k_row_bytes * static_cast<size_t>(c.rows * c.slots));
-      std::memset(c.v, 0, c.v_row_bytes * static_cast<size_t>(c.rows * c.slots));
+      std::memset(c.k, 0, c.k_bytes());
+      std::memset(c.v, 0, c.v_bytes());
     }
     const std::span<const float> logits = session.decode(t);
     run.logits.insert(run.logits.end(), logits.begin(), logits.end());

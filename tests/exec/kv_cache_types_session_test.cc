@@ -31,7 +31,7 @@ exec::SessionOptions options(std::optional<KvCacheType> k, std::optional<KvCache
 }
 
 // stories260K: 5 layers, rows of 4 heads x 8 = 32 elements: f32 128 bytes, f16 64, q8_0 one
-// 34-byte block, q4_0 one 18-byte block. 64 rows per block of the storage (multiples of 64
+// 34-byte block, q4_0 one 18-byte block (a row's bytes, kept in 4 head blocks or whole). 64 rows per block of the storage (multiples of 64
 // bytes, so no padding).
 TEST(KvCacheTypes, SessionAllocatesTheBytesOfEachType) {
   GGUFLOW_REQUIRE_DATA("models/stories260K.gguf");
@@ -42,9 +42,15 @@ TEST(KvCacheTypes, SessionAllocatesTheBytesOfEachType) {
     for (const auto& [vt, v_bytes] : row_bytes) {
       exec::Session s(g, kernels(), options(kt, vt, 64));
       EXPECT_EQ(s.kv_cache_bytes(), 5 * 64 * (k_bytes + v_bytes));
+      // A block per KV head (head-major) where both types hold a head of 8 elements (f32, f16);
+      // whole rows where a head is part of a block (q8_0, q4_0): the same bytes either way.
+      const auto per_element = [](KvCacheType t) { return t == KvCacheType::kF32 || t == KvCacheType::kF16; };
       for (const ops::KvCacheView& c : s.kv_caches()) {
         EXPECT_EQ(c.k_type, kt);
         EXPECT_EQ(c.v_type, vt);
+        EXPECT_EQ(c.heads, per_element(kt) && per_element(vt) ? 4 : 1);
+        EXPECT_EQ(c.k_bytes(), 64 * k_bytes);
+        EXPECT_EQ(c.v_bytes(), 64 * v_bytes);
       }
       const std::string summary = s.kv_cache_summary();
       EXPECT_EQ(summary.rfind(std::to_string(s.kv_cache_bytes()) + " bytes = ", 0), 0u) << summary;

@@ -214,7 +214,8 @@ void row_at_a_time(const GguflowKernels& k, const ops::AttentionShape& s, const 
 // the prompt in one step (split in two odd task ranges, as two threads), in steps of 7 tokens,
 // and decoded a token at a time, all equal the one-query-at-a-time computation bit for bit; for
 // every cache type, GQA groups of 1, 3 and 7, head widths with a vector tail (f32/f16: 20),
-// sliding windows over a ring, soft-capping with an explicit scale, and bidirectional attention.
+// sliding windows over a ring, soft-capping with an explicit scale, and bidirectional attention;
+// with every KV head in one row and with a block per KV head (head-major, a session's layout).
 TEST_P(AttentionCacheTypes, BlocksGiveTheBitsOfOneQueryAtATime) {
   const GguflowKernels& k = plugin_table(GetParam());
   struct Blocked {
@@ -250,39 +251,49 @@ TEST_P(AttentionCacheTypes, BlocksGiveTheBitsOfOneQueryAtATime) {
                                 ", window " + std::to_string(c.scoring.window) + ", softcap " +
                                 std::to_string(c.scoring.softcap) + (c.scoring.causal ? "" : ", bidirectional");
       const int64_t rows = c.scoring.window > 0 ? c.scoring.window + n - 1 : n;
-      ops::KvCacheView cache;
-      cache.rows = rows;
-      cache.k_type = cache.v_type = type;
-      cache.k_row_bytes = cache.v_row_bytes = ops::kv_cache_row_bytes(type, s.kv_row());
-      std::vector<std::byte> kc(cache.k_row_bytes * rows, std::byte{0x7f}), vc(cache.v_row_bytes * rows, std::byte{0x7f});
-      cache.k = kc.data();
-      cache.v = vc.data();
-      std::vector<float> scratch(static_cast<size_t>(ops::attention_scratch_floats(s, rows, cache)));
-      // The prompt in one step: the reference, then blocks over two odd task ranges.
-      ops::kv_cache_store(k, s, kk.data(), v.data(), pos.data(), n, cache);
       std::vector<float> want(q.size()), got(q.size());
-      row_at_a_time(k, s, c.scoring, q.data(), pos.data(), n, n, cache, want.data());
-      const int64_t cut = n * s.n_head / 3 + 1;
-      ops::attention_heads(k, s, c.scoring, q.data(), pos.data(), n, cache, 0, cut, rows, scratch.data(), got.data());
-      ops::attention_heads(k, s, c.scoring, q.data(), pos.data(), n, cache, cut, n * s.n_head, rows, scratch.data(),
-                           got.data());
-      EXPECT_EQ(got, want) << where << ": one step";
-      if (!c.scoring.causal) continue;  // a bidirectional query's keys depend on its step
-      // Steps of 7 tokens, then one token per step; a window's ring is then as small as a
-      // session makes it (window + step - 1 rows) and wraps.
-      for (int64_t step : {int64_t{7}, int64_t{1}}) {
-        std::fill(kc.begin(), kc.end(), std::byte{0x7f});
-        std::fill(vc.begin(), vc.end(), std::byte{0x7f});
+      // Every KV head in one row (heads = 1), then a block per KV head (a session's layout, where
+      // a head is whole blocks of the type): the same bits.
+      std::vector<int64_t> layouts{1};
+      if (s.n_kv_head > 1 && ops::kv_cache_row_error(type, s.head_dim).empty()) layouts.push_back(s.n_kv_head);
+      for (const int64_t heads : layouts) {
+        const std::string layout = where + (heads > 1 ? ", head-major" : ", rows");
+        ops::KvCacheView cache;
+        cache.rows = rows;
+        cache.heads = heads;
+        cache.k_type = cache.v_type = type;
+        cache.k_row_bytes = cache.v_row_bytes = ops::kv_cache_row_bytes(type, s.kv_row() / heads);
+        if (heads > 1) cache.k_head_stride = cache.v_head_stride = cache.k_row_bytes * rows;
+        std::vector<std::byte> kc(cache.k_bytes(), std::byte{0x7f}), vc(cache.v_bytes(), std::byte{0x7f});
+        cache.k = kc.data();
+        cache.v = vc.data();
+        std::vector<float> scratch(static_cast<size_t>(ops::attention_scratch_floats(s, rows, cache)));
+        // The prompt in one step: the reference (whole rows), then blocks over two odd task ranges.
+        ops::kv_cache_store(k, s, kk.data(), v.data(), pos.data(), n, cache);
+        if (heads == 1) row_at_a_time(k, s, c.scoring, q.data(), pos.data(), n, n, cache, want.data());
         std::fill(got.begin(), got.end(), 0.0f);
-        ops::KvCacheView ring = cache;
-        ring.rows = c.scoring.window > 0 ? c.scoring.window + step - 1 : n;
-        for (int64_t t = 0; t < n; t += step) {
-          const int64_t m = std::min(step, n - t);
-          ops::kv_cache_store(k, s, kk.data() + t * s.kv_row(), v.data() + t * s.kv_row(), &pos[t], m, ring);
-          ops::attention_heads(k, s, c.scoring, q.data() + t * s.q_row(), &pos[t], t + m, ring, 0, m * s.n_head,
-                               ring.rows, scratch.data(), got.data() + t * s.q_row());
+        const int64_t cut = n * s.n_head / 3 + 1;
+        ops::attention_heads(k, s, c.scoring, q.data(), pos.data(), n, cache, 0, cut, rows, scratch.data(), got.data());
+        ops::attention_heads(k, s, c.scoring, q.data(), pos.data(), n, cache, cut, n * s.n_head, rows, scratch.data(),
+                             got.data());
+        EXPECT_EQ(got, want) << layout << ": one step";
+        if (!c.scoring.causal) continue;  // a bidirectional query's keys depend on its step
+        // Steps of 7 tokens, then one token per step; a window's ring is then as small as a
+        // session makes it (window + step - 1 rows) and wraps.
+        for (int64_t step : {int64_t{7}, int64_t{1}}) {
+          std::fill(kc.begin(), kc.end(), std::byte{0x7f});
+          std::fill(vc.begin(), vc.end(), std::byte{0x7f});
+          std::fill(got.begin(), got.end(), 0.0f);
+          ops::KvCacheView ring = cache;
+          ring.rows = c.scoring.window > 0 ? c.scoring.window + step - 1 : n;
+          for (int64_t t = 0; t < n; t += step) {
+            const int64_t m = std::min(step, n - t);
+            ops::kv_cache_store(k, s, kk.data() + t * s.kv_row(), v.data() + t * s.kv_row(), &pos[t], m, ring);
+            ops::attention_heads(k, s, c.scoring, q.data() + t * s.q_row(), &pos[t], t + m, ring, 0, m * s.n_head,
+                                 ring.rows, scratch.data(), got.data() + t * s.q_row());
+          }
+          EXPECT_EQ(got, want) << layout << ": steps of " << step;
         }
-        EXPECT_EQ(got, want) << where << ": steps of " << step;
       }
     }
   }
