@@ -102,7 +102,8 @@ void RunAttention(benchmark::State& state, int64_t count) {
   const Layer& l = *layers[0];
   if (count == 1) {
     const size_t layer_bytes = l.k_rows.size() + l.v_rows.size() + sizeof(float) * l.q.size();
-    while (layers.size() * layer_bytes < working_set_bytes()) layers.push_back(std::make_unique<const Layer>(shape, type, head_major, n));
+    while (layers.size() * layer_bytes < working_set_bytes())
+      layers.push_back(std::make_unique<const Layer>(shape, type, head_major, n));
   }
   std::vector<float> scratch(ops::attention_scratch_floats(l.s, n, l.cache)), out(count * l.s.q_row());
   size_t next = 0;

@@ -44,7 +44,7 @@ KvCacheView KvCacheView::head(int64_t g) const {
 }
 
 void kv_rows_f32(const KvCacheView& cache, bool values, int64_t n_rows, float* out) {
-  GGUFLOW_CHECK((values ? cache.v_type : cache.k_type) == KvCacheType::kF32);
+  GGUFLOW_CHECK((values ? cache.v_type : cache.k_type) == KvCacheType::kF32 && 0 <= n_rows && n_rows <= cache.rows * cache.slots);
   const size_t row_bytes = values ? cache.v_row_bytes : cache.k_row_bytes;
   const int64_t width = static_cast<int64_t>(row_bytes / sizeof(float));  // of one head's block, or the row
   for (int64_t g = 0; g < cache.heads; ++g) {
@@ -138,8 +138,8 @@ void for_each_run(const KvCacheView& cache, int64_t a, int64_t b, const Fn& fn) 
 // scratch: scores [tile_rows][max_keys], row r's key at position j at column j - lo (lo the
 // tile's first key), then the queries and outputs of the tile, [tile_rows][head_dim] each.
 //
-// offset: the KV head's first element in a row of `cache` (the whole cache, or 0 in a copy of
-// the head's rows: head_rows).
+// offset: the KV head's first element in a row of `cache` (the whole cache of whole rows; 0 in
+// a head-major cache's block of the head, kv_head, or in a copy of the head's rows, head_rows).
 void attend_tile(const GguflowKernels& k, const AttentionShape& s, const Keys& keys, float scale,
                  const float* q, const KvCacheView& cache, int64_t offset, int64_t t0, int64_t t1,
                  int64_t h0, int64_t h1, int64_t max_keys, float* scratch, float* out) {
@@ -226,9 +226,15 @@ constexpr int64_t kHeadCopyMaxPositions = 4096;
 
 int64_t head_copy_positions(int64_t max_keys) { return std::min(max_keys, kHeadCopyMaxPositions); }
 
-bool copies_heads(const KvCacheView& cache) {
+// Whether head_rows may copy a head of `cache` (the whole cache or one head's block): f32 or f16
+// rows, except f32 rows that hold one head each (a head-major block, or a one-KV-head cache),
+// which are what a copy would make already.
+bool copies_heads(const KvCacheView& cache, const AttentionShape& s) {
   const auto widens = [](KvCacheType t) { return t == KvCacheType::kF32 || t == KvCacheType::kF16; };
-  return widens(cache.k_type) && widens(cache.v_type);
+  const size_t f32_head = sizeof(float) * static_cast<size_t>(s.head_dim);
+  const bool f32_heads = cache.k_type == KvCacheType::kF32 && cache.v_type == KvCacheType::kF32 &&
+                         cache.k_row_bytes == f32_head && cache.v_row_bytes == f32_head;
+  return widens(cache.k_type) && widens(cache.v_type) && !f32_heads;
 }
 
 // Whether the kernel table widens f16 (dequantize_row is promised for the act_type entries).
@@ -269,13 +275,8 @@ bool head_rows(const GguflowKernels& k, const KvHead& head, const AttentionShape
                int64_t max_keys, float* scratch, KvHead& out) {
   const KvCacheView& cache = head.rows;
   const int64_t capacity = head_copy_positions(max_keys);
-  // f32 rows of this head alone (a head-major block, or a one-head cache): nothing to gain.
-  const size_t f32_row = sizeof(float) * static_cast<size_t>(s.head_dim);
-  const bool in_place = cache.k_type == KvCacheType::kF32 && cache.v_type == KvCacheType::kF32 &&
-                        cache.k_row_bytes == f32_row && cache.v_row_bytes == f32_row;
   // More positions than the ring's rows: some were overwritten (no single token sees them all).
-  if (in_place || !copies_heads(cache) || !widens_f16(k, cache) || hi < lo || hi + 1 - lo > capacity ||
-      hi + 1 - lo > cache.rows)
+  if (!copies_heads(cache, s) || !widens_f16(k, cache) || hi < lo || hi + 1 - lo > capacity || hi + 1 - lo > cache.rows)
     return false;
   const int64_t hd = s.head_dim, span = hi + 1 - lo;
   float* k_rows = scratch + tile_rows(s) * (max_keys + 2 * hd);
@@ -302,7 +303,7 @@ bool head_rows(const GguflowKernels& k, const KvHead& head, const AttentionShape
 
 int64_t attention_scratch_floats(const AttentionShape& s, int64_t max_keys, const KvCacheView& cache) {
   // A tile's scores, queries and outputs; then one KV head's keys and values (head_rows).
-  const int64_t copy = copies_heads(cache) ? 2 * head_copy_positions(max_keys) * s.head_dim : 0;
+  const int64_t copy = copies_heads(cache, s) ? 2 * head_copy_positions(max_keys) * s.head_dim : 0;
   return tile_rows(s) * (max_keys + 2 * s.head_dim) + copy;
 }
 

@@ -106,9 +106,10 @@ void attention_heads(const GguflowKernels& k, const AttentionShape& s,
                      int64_t seq_len, const KvCacheView& cache, int64_t task_begin,
                      int64_t task_end, int64_t max_keys, float* scratch, float* out);
 
-// Scratch floats of one attention_heads call over `cache` (its element types): a block's
-// scores over up to max_keys keys, its queries and outputs, and for an f32 / f16 cache a copy of
-// one KV head's keys and values over up to min(max_keys, 4096) positions.
+// Scratch floats of one attention_heads call over `cache` (its element types and layout): a
+// block's scores over up to max_keys keys, its queries and outputs, and for an f16 cache or an
+// f32 cache of whole rows a copy of one KV head's keys and values over up to min(max_keys, 4096)
+// positions (an f32 head-major block is read in place).
 int64_t attention_scratch_floats(const AttentionShape& s, int64_t max_keys, const KvCacheView& cache);
 
 // Tasks of one block of whole tokens: the least a thread's share of a prompt should hold.

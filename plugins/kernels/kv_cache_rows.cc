@@ -13,9 +13,10 @@
 // run of rows: rows are taken kRowChunk at a time so that every query of the block passes over
 // them while they are in L1, and kv_axpy_rows keeps a query's output in registers across the
 // rows instead of loading and storing it once per row (the store-to-load chain that made
-// axpy a sixth of a long prompt's time). For eight or more queries an f32 chunk is first copied
-// into 16 KiB of one head's elements next to each other (PackRows: a cache row holds every KV
-// head, and 4 KiB-apart slices alias in L1).
+// axpy a sixth of a long prompt's time). For eight or more queries an f32 chunk of rows that
+// hold every KV head is first copied into 16 KiB of one head's elements next to each other
+// (PackRows: 4 KiB-apart slices alias in L1). A session's f32 caches are head-major (one head a
+// row: nothing to copy); whole rows come from views built by hand (tests, benchmarks).
 #include <cmath>
 #include <cstring>
 
@@ -201,7 +202,7 @@ const std::byte* RowAt(const void* rows, size_t row_bytes, int64_t j) {
 }
 
 // One head's elements of a chunk of f32 cache rows, copied next to each other when several
-// queries pass over them. A cache row holds every KV head (qwen3: 8 x 128 floats = 4 KiB), so
+// queries pass over them. Where a cache row holds every KV head (qwen3: 8 x 128 floats = 4 KiB),
 // the head's slices of consecutive rows lie 4 KiB apart and all map to the same few L1 sets:
 // of a 64-row chunk only 8 rows (the ways) stayed in L1 and every query pass went to L2 (q . k
 // ran at 40 % of the rate of the same number of multiply-adds in p . v). Packed, the chunk is

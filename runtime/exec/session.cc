@@ -166,7 +166,8 @@ int64_t Session::cache_rows(const graph::State& s) const {
 
 // One k block [rows][layout.k] and one v block [rows][layout.v] per state, as the op that
 // writes the state laid it out (full rows for attention, ranks for kv_project; a ring for a
-// sliding window), in the state's element types.
+// sliding window), in the state's element types; attention's blocks head-major where a head is
+// whole blocks of the types (KvCacheView::heads: [heads][slots * rows][head_dim]).
 void Session::allocate_kv_caches(const SessionOptions& options) {
   const graph::Graph& g = *graph_;
   struct Planned {

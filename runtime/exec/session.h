@@ -145,8 +145,10 @@ class Session {
   size_t packed_weight_bytes() const { return packed_.bytes(); }  // packed so far (0 before pack_weights())
   // The cache of each graph state (g.states order): k [rows][w.k], v [rows][w.v] elements of
   // its k_type / v_type with w = graph().states[s].layout (set by the op that writes the
-  // state); position p in row p % rows (rows = n_ctx, or a ring for a sliding window).
-  // Read by `gguflow kv` to collect keys/values; writable so a study can clear it.
+  // state), kept whole or as a block per KV head (KvCacheView::heads; attention's caches where
+  // the types allow; ops::kv_rows_f32 reads either as whole rows); position p in row p % rows
+  // (rows = n_ctx, or a ring for a sliding window). Read by `gguflow kv` to collect
+  // keys/values; writable so a study can clear it (KvCacheView::k_bytes).
   const std::vector<ops::KvCacheView>& kv_caches() const { return caches_; }
 
  private:

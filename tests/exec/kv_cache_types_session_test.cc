@@ -31,8 +31,8 @@ exec::SessionOptions options(std::optional<KvCacheType> k, std::optional<KvCache
 }
 
 // stories260K: 5 layers, rows of 4 heads x 8 = 32 elements: f32 128 bytes, f16 64, q8_0 one
-// 34-byte block, q4_0 one 18-byte block (a row's bytes, kept in 4 head blocks or whole). 64 rows per block of the storage (multiples of 64
-// bytes, so no padding).
+// 34-byte block, q4_0 one 18-byte block (a row's bytes, kept in 4 head blocks or whole). 64
+// rows per block of the storage (multiples of 64 bytes, so no padding).
 TEST(KvCacheTypes, SessionAllocatesTheBytesOfEachType) {
   GGUFLOW_REQUIRE_DATA("models/stories260K.gguf");
   const auto g = load_default_graph("stories260K.gguf");
