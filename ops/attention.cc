@@ -34,7 +34,8 @@ float* KvCacheView::v_f32() const {
 }
 
 KvCacheView KvCacheView::head(int64_t g) const {
-  GGUFLOW_CHECK(heads > 1 && 0 <= g && g < heads);
+  GGUFLOW_CHECK(0 <= g && g < heads);
+  if (heads == 1) return *this;
   KvCacheView h = *this;
   h.k = k + static_cast<size_t>(g) * k_head_stride;
   h.v = v + static_cast<size_t>(g) * v_head_stride;
@@ -48,7 +49,7 @@ void kv_rows_f32(const KvCacheView& cache, bool values, int64_t n_rows, float* o
   const size_t row_bytes = values ? cache.v_row_bytes : cache.k_row_bytes;
   const int64_t width = static_cast<int64_t>(row_bytes / sizeof(float));  // of one head's block, or the row
   for (int64_t g = 0; g < cache.heads; ++g) {
-    const KvCacheView block = cache.heads > 1 ? cache.head(g) : cache;
+    const KvCacheView block = cache.head(g);
     for (int64_t r = 0; r < n_rows; ++r)
       std::memcpy(out + (r * cache.heads + g) * width, values ? block.v_row(r) : block.k_row(r), row_bytes);
   }
@@ -71,7 +72,7 @@ void kv_cache_store(const GguflowKernels& k, const AttentionShape& s, const floa
   GGUFLOW_CHECK(cache.k_row_bytes == kv_cache_row_bytes(cache.k_type, width) &&
                 cache.v_row_bytes == kv_cache_row_bytes(cache.v_type, width));
   for (int64_t g = 0; g < cache.heads; ++g) {
-    const KvCacheView block = cache.heads > 1 ? cache.head(g) : cache;
+    const KvCacheView block = cache.head(g);
     for (int64_t t = 0; t < n_tokens; ++t) {
       const int64_t p = positions[t];
       GGUFLOW_CHECK(0 <= p);
@@ -259,7 +260,7 @@ KvHead kv_head(const KvCacheView& cache, const AttentionShape& s, int64_t g) {
 // A KV head's keys and values at positions lo..hi of an f32 or f16 cache, copied next to each
 // other as f32 into the scratch after a tile's (attention_scratch_floats): position p in row
 // p % (hi - lo + 1) of `out.rows`, head_dim floats a row, so that for_each_run finds it as in
-// the cache.
+// the cache. Returns that copy, or `head` itself where nothing is copied.
 //
 // f16 rows are widened once for every tile of the range instead of once per tile. And where a
 // row holds every KV head (heads = 1; qwen3: 8 x 128 floats, 4 KiB), one head's slices of
@@ -268,16 +269,16 @@ KvHead kv_head(const KvCacheView& cache, const AttentionShape& s, int64_t g) {
 // keys, as much of values) stay in L2 while every tile reads them. An f32 head-major block is
 // that already and is read in place. The values are the same floats (f16 widens exactly), and
 // the kernels' f16 dot and axpy are their f32 operations on the widened values, so every score
-// and output keeps its bits (decode, one query, reads the cache in place). False (nothing
-// copied) for a block type (q8_0, q4_0), an f32 head-major cache or more positions than
+// and output keeps its bits (decode, one query, reads the cache in place). Nothing is copied
+// for a block type (q8_0, q4_0), an f32 head-major cache or more positions than
 // head_copy_positions(max_keys).
-bool head_rows(const GguflowKernels& k, const KvHead& head, const AttentionShape& s, int64_t lo, int64_t hi,
-               int64_t max_keys, float* scratch, KvHead& out) {
+KvHead head_rows(const GguflowKernels& k, const KvHead& head, const AttentionShape& s, int64_t lo, int64_t hi,
+                 int64_t max_keys, float* scratch) {
   const KvCacheView& cache = head.rows;
   const int64_t capacity = head_copy_positions(max_keys);
   // More positions than the ring's rows: some were overwritten (no single token sees them all).
   if (!copies_heads(cache, s) || !widens_f16(k, cache) || hi < lo || hi + 1 - lo > capacity || hi + 1 - lo > cache.rows)
-    return false;
+    return head;
   const int64_t hd = s.head_dim, span = hi + 1 - lo;
   float* k_rows = scratch + tile_rows(s) * (max_keys + 2 * hd);
   float* v_rows = k_rows + capacity * hd;
@@ -295,8 +296,7 @@ bool head_rows(const GguflowKernels& k, const KvHead& head, const AttentionShape
       widen(cache.v_type, cache.v_row(row + i), v_rows + dst);
     }
   });
-  out = {KvCacheView::f32(k_rows, v_rows, span, hd, hd), 0};
-  return true;
+  return {KvCacheView::f32(k_rows, v_rows, span, hd, hd), 0};
 }
 
 }  // namespace
@@ -362,7 +362,7 @@ void attention_heads(const GguflowKernels& k, const AttentionShape& s,
       KvHead head = kv_head(cache, s, g);
       // Copied only when more than one tile will read it: one tile (a decode step's token, a
       // thread's small share of a prompt) reads each row once anyway.
-      if (t_end - t > tile_tokens(s)) head_rows(k, kv_head(cache, s, g), s, lo, hi, max_keys, scratch, head);
+      if (t_end - t > tile_tokens(s)) head = head_rows(k, head, s, lo, hi, max_keys, scratch);
       for (int64_t b = t; b < t_end;) {
         const int64_t e = tile_end(b);
         attend_tile(k, s, keys, scale, q, head.rows, head.offset, b, e, h0, h0 + group, max_keys, scratch, out);

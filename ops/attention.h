@@ -51,8 +51,8 @@ struct AttentionScoring {
 // after head g - 1's (v alike), so that one head's keys at consecutive positions are next to
 // each other. Attention reads a KV head's rows position after position; with every head in one
 // row, that walk strides by the whole row and the hardware prefetchers follow it badly: decode
-// attention of one Qwen2.5-0.5B sequence from DRAM (2 heads x 64 floats, 128 keys) took 21.6 us
-// against 2 x 8.2 for its heads in rows of their own (bench/attention_bench.cc).
+// attention of one Qwen2.5-0.5B sequence from DRAM (2 heads x 64 floats, f32) took 19.8 us at
+// 128 keys and 74.1 at 512 in whole rows, 15.8 and 50.9 head-major (bench/attention_bench.cc).
 struct KvCacheView {
   std::byte* k = nullptr;
   std::byte* v = nullptr;
@@ -75,7 +75,8 @@ struct KvCacheView {
   float* v_f32() const;
   std::byte* k_row(int64_t r) const { return k + static_cast<size_t>(r) * k_row_bytes; }
   std::byte* v_row(int64_t r) const { return v + static_cast<size_t>(r) * v_row_bytes; }
-  // Head g's block of a head-major cache (heads > 1) as a cache of its own (heads = 1).
+  // Block g of the cache's `heads` as a cache of its own (heads = 1): a head-major cache's head
+  // g, or the whole cache when heads = 1.
   KvCacheView head(int64_t g) const;
   // Bytes of the K and of the V blocks of a whole cache (all slots and heads).
   size_t k_bytes() const { return static_cast<size_t>(heads * rows * slots) * k_row_bytes; }
