@@ -86,11 +86,42 @@ inline __m256i HighBits(__m256i qh) {
   return _mm256_and_si256(v, _mm256_set1_epi8(0x30));
 }
 
+// p with its value hidden from the optimizer, so that loads through it read memory. Two uses:
+// - chunks C and C+2 read the same ql bytes and all four chunks the same qh bytes; left alone,
+//   GCC keeps a half's 24 loaded vectors across its chunks and spills them (and the sums) to
+//   the stack, a store and a reload where a second load from L1 costs nothing;
+// - the minus32_bsums table just stored: GCC would keep the stored vectors in registers and
+//   extract each element (vpextrd and stack round trips) where one broadcast from L1 does.
+template <class T>
+inline T* Opaque(T* p) {
+  asm("" : "+r"(p));
+  return p;
+}
+
+#if GGUFLOW_X86_VNNI
+// VNNI prefill: each 16-element group's integer sum starts at -32 * bsum_j (the stored integers
+// are value + 32), so the group dot comes out offset-free and the super-block needs no separate
+// sum_j sc_j * bsum_j per activation row (OffsetTerms: 8 vpmaddwd and their shuffles per
+// activation row and record, ~10 % of the vpdpbusd work). The same exact integers as
+// isum - 32 * offset, so the same bits. minus32_bsums[k][j] for activation row k, group j.
+template <int NA>
+inline void MinusOffsetBsums(const block_q8_K* const* a, int32_t (*minus32_bsums)[16]) {
+  for (int k = 0; k < NA; ++k) {
+    const __m256i bsums = Load(reinterpret_cast<const uint8_t*>(a[k]->bsums));  // 16 x int16
+    const __m256i lo = _mm256_slli_epi32(_mm256_cvtepi16_epi32(_mm256_castsi256_si128(bsums)), 5);
+    const __m256i hi = _mm256_slli_epi32(_mm256_cvtepi16_epi32(_mm256_extracti128_si256(bsums, 1)), 5);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(minus32_bsums[k]), _mm256_sub_epi32(_mm256_setzero_si256(), lo));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(minus32_bsums[k] + 8), _mm256_sub_epi32(_mm256_setzero_si256(), hi));
+  }
+}
+#endif
+
 // isum[k] += sum over the four chunks 4H+C of half H of scale_j * (q . a_k)_j for their
 // 16-element groups j (quads 0-3 and 4-7 of the chunk), for NA activation rows. Products are at most 2 * 63 * 128 = 16128 per 16-bit lane,
 // so two quads add up in 16 bits (32256 < 2^15) before vpmaddwd applies the group's scales.
 template <int H, int NA>
-inline void HalfStep(const uint8_t* rec, const block_q8_K* const* a, __m256i* isum) {
+inline void HalfStep(const uint8_t* rec, const block_q8_K* const* a, const int32_t (*minus32_bsums)[16],
+                     __m256i* isum) {
   const __m256i nibbles = _mm256_set1_epi8(0x0F);
 #if GGUFLOW_X86_VNNI
   // VNNI prefill: vpdpbusd adds a 16-element group's four quads in 32 bits, then one vpmulld
@@ -99,13 +130,14 @@ inline void HalfStep(const uint8_t* rec, const block_q8_K* const* a, __m256i* is
   // 16 * 63 * 128, times a scale of at most 128, sixteen groups: far below 2^31), so the same bits.
   const auto chunk_vnni = [&](auto c) {
     constexpr int C = decltype(c)::value;
+    rec = Opaque(rec);
 #pragma GCC unroll 2
     for (int g = 0; g < 2; ++g) {
       const __m256i scale_bytes = Load(rec + kScalesAt + 32 * ((2 * (4 * H + C) + g) / 4));
       const int byte = (2 * (4 * H + C) + g) % 4;  // the group's scale byte in each row's lane
       const __m256i scales = _mm256_srai_epi32(_mm256_slli_epi32(scale_bytes, 24 - 8 * byte), 24);
       __m256i d[NA];
-      for (int k = 0; k < NA; ++k) d[k] = _mm256_setzero_si256();
+      for (int k = 0; k < NA; ++k) d[k] = _mm256_set1_epi32(minus32_bsums[k][2 * (4 * H + C) + g]);
 #pragma GCC unroll 4
       for (int i = 4 * g; i < 4 * g + 4; ++i) {
         const __m256i v = Load(rec + LowOffset(H, C % 2, i));
@@ -168,6 +200,7 @@ inline void HalfStep(const uint8_t* rec, const block_q8_K* const* a, __m256i* is
     isum[0] = _mm256_add_epi32(isum[0], _mm256_madd_epi16(p2, GroupScales<2 * (4 * H + 2) + G>(rec)));
     isum[0] = _mm256_add_epi32(isum[0], _mm256_madd_epi16(p3, GroupScales<2 * (4 * H + 3) + G>(rec)));
   };
+  (void)minus32_bsums;  // read by chunk_vnni only
   if constexpr (NA == 1) {
     quad_pair(std::integral_constant<int, 0>{}, std::integral_constant<int, 0>{});
     quad_pair(std::integral_constant<int, 2>{}, std::integral_constant<int, 0>{});
@@ -205,15 +238,24 @@ inline __m256i OffsetTerms(const uint8_t* rec, const block_q8_K& a) {
 // exactly the operations it gets alone).
 template <int NA>
 inline void RecordStep(const uint8_t* rec, const block_q8_K* const* a, __m256* acc) {
+  // VNNI prefill: the groups' sums start at -32 * bsum (MinusOffsetBsums), so isum is the dot.
+  constexpr bool kOffsetInGroups = GGUFLOW_X86_VNNI && NA > 1;
+  int32_t minus32_bsums[NA][16];
+#if GGUFLOW_X86_VNNI
+  if constexpr (kOffsetInGroups) MinusOffsetBsums<NA>(a, minus32_bsums);
+#endif
   __m256i isum[NA];
   for (int k = 0; k < NA; ++k) isum[k] = _mm256_setzero_si256();
-  HalfStep<0, NA>(rec, a, isum);
-  HalfStep<1, NA>(rec, a, isum);
+  HalfStep<0, NA>(rec, a, Opaque(minus32_bsums), isum);
+  HalfStep<1, NA>(rec, a, Opaque(minus32_bsums), isum);
   const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rec + kDAt)));
   for (int k = 0; k < NA; ++k) {
-    __m256i offset = _mm256_add_epi32(OffsetTerms<0>(rec, *a[k]), OffsetTerms<1>(rec, *a[k]));
-    offset = _mm256_add_epi32(offset, _mm256_add_epi32(OffsetTerms<2>(rec, *a[k]), OffsetTerms<3>(rec, *a[k])));
-    const __m256i dot = _mm256_sub_epi32(isum[k], _mm256_slli_epi32(offset, 5));  // stored q = value + 32
+    __m256i dot = isum[k];
+    if constexpr (!kOffsetInGroups) {
+      __m256i offset = _mm256_add_epi32(OffsetTerms<0>(rec, *a[k]), OffsetTerms<1>(rec, *a[k]));
+      offset = _mm256_add_epi32(offset, _mm256_add_epi32(OffsetTerms<2>(rec, *a[k]), OffsetTerms<3>(rec, *a[k])));
+      dot = _mm256_sub_epi32(dot, _mm256_slli_epi32(offset, 5));  // stored q = value + 32
+    }
     acc[k] = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_set1_ps(a[k]->d)), _mm256_cvtepi32_ps(dot), acc[k]);
   }
 }
@@ -236,14 +278,6 @@ inline __m512i LoadPair(const uint8_t* rec0, const uint8_t* rec1, size_t at) {
   return _mm512_inserti64x4(_mm512_castsi256_si512(Load(rec0 + at)), Load(rec1 + at), 1);
 }
 
-// LaneSignedBytePair<Lo, Hi> on both halves (its control repeats per 128-bit lane).
-template <int Lo, int Hi>
-inline __m512i LaneSignedBytePair512(__m512i v) {
-  constexpr char z = static_cast<char>(0x80);
-  const __m128i control = _mm_setr_epi8(z, Lo, z, Hi, z, 4 + Lo, z, 4 + Hi, z, 8 + Lo, z, 8 + Hi, z, 12 + Lo, z, 12 + Hi);
-  return _mm512_srai_epi16(_mm512_shuffle_epi8(v, _mm512_broadcast_i32x4(control)), 8);
-}
-
 template <int K>
 inline __m512i HighBits512(__m512i qh) {
   __m512i v = qh;
@@ -255,11 +289,13 @@ inline __m512i HighBits512(__m512i qh) {
 // The prefetch of the following pair advances once per 16-element group, 16 times a record pair
 // (see kPrefetchStepsPerRecordPair).
 template <int H, int NA>
-inline void HalfStepPair(const uint8_t* rec0, const uint8_t* rec1, const block_q8_K* const* a, __m512i* isum,
-                         AheadPrefetch& ahead) {
+inline void HalfStepPair(const uint8_t* rec0, const uint8_t* rec1, const block_q8_K* const* a,
+                         const int32_t (*minus32_bsums)[16], __m512i* isum, AheadPrefetch& ahead) {
   const __m512i nibbles = _mm512_set1_epi8(0x0F);
   const auto chunk = [&](auto c) {
     constexpr int C = decltype(c)::value;
+    rec0 = Opaque(rec0);
+    rec1 = Opaque(rec1);
 #pragma GCC unroll 2
     for (int g = 0; g < 2; ++g) {
       ahead.step();
@@ -267,7 +303,7 @@ inline void HalfStepPair(const uint8_t* rec0, const uint8_t* rec1, const block_q
       const int byte = (2 * (4 * H + C) + g) % 4;
       const __m512i scales = _mm512_srai_epi32(_mm512_slli_epi32(scale_bytes, 24 - 8 * byte), 24);
       __m512i d[NA];
-      for (int k = 0; k < NA; ++k) d[k] = _mm512_setzero_si512();
+      for (int k = 0; k < NA; ++k) d[k] = _mm512_set1_epi32(minus32_bsums[k][2 * (4 * H + C) + g]);
 #pragma GCC unroll 4
       for (int i = 4 * g; i < 4 * g + 4; ++i) {
         const __m512i v = LoadPair(rec0, rec1, LowOffset(H, C % 2, i));
@@ -290,34 +326,21 @@ inline void HalfStepPair(const uint8_t* rec0, const uint8_t* rec1, const block_q
   chunk(std::integral_constant<int, 3>{});
 }
 
-template <int T>
-inline __m512i OffsetTermsPair(const uint8_t* rec0, const uint8_t* rec1, const block_q8_K& a) {
-  const __m512i scales = LoadPair(rec0, rec1, kScalesAt + 32 * T);
-  int32_t pair01, pair23;
-  std::memcpy(&pair01, a.bsums + 4 * T, 4);
-  std::memcpy(&pair23, a.bsums + 4 * T + 2, 4);
-  return _mm512_add_epi32(_mm512_madd_epi16(LaneSignedBytePair512<0, 1>(scales), _mm512_set1_epi32(pair01)),
-                          _mm512_madd_epi16(LaneSignedBytePair512<2, 3>(scales), _mm512_set1_epi32(pair23)));
-}
-
 template <int NA>
 inline void RecordStepPair(const uint8_t* rec0, const uint8_t* rec1, const block_q8_K* const* a, __m512* acc,
                            AheadPrefetch& ahead) {
+  int32_t minus32_bsums[NA][16];
+  MinusOffsetBsums<NA>(a, minus32_bsums);
   __m512i isum[NA];
   for (int k = 0; k < NA; ++k) isum[k] = _mm512_setzero_si512();
-  HalfStepPair<0, NA>(rec0, rec1, a, isum, ahead);
-  HalfStepPair<1, NA>(rec0, rec1, a, isum, ahead);
+  HalfStepPair<0, NA>(rec0, rec1, a, Opaque(minus32_bsums), isum, ahead);
+  HalfStepPair<1, NA>(rec0, rec1, a, Opaque(minus32_bsums), isum, ahead);
   const __m256i halves = _mm256_inserti128_si256(
       _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rec0 + kDAt))),
       _mm_loadu_si128(reinterpret_cast<const __m128i*>(rec1 + kDAt)), 1);
   const __m512 d = _mm512_cvtph_ps(halves);
-  for (int k = 0; k < NA; ++k) {
-    __m512i offset = _mm512_add_epi32(OffsetTermsPair<0>(rec0, rec1, *a[k]), OffsetTermsPair<1>(rec0, rec1, *a[k]));
-    offset = _mm512_add_epi32(offset, _mm512_add_epi32(OffsetTermsPair<2>(rec0, rec1, *a[k]),
-                                                       OffsetTermsPair<3>(rec0, rec1, *a[k])));
-    const __m512i dot = _mm512_sub_epi32(isum[k], _mm512_slli_epi32(offset, 5));
-    acc[k] = _mm512_fmadd_ps(_mm512_mul_ps(d, _mm512_set1_ps(a[k]->d)), _mm512_cvtepi32_ps(dot), acc[k]);
-  }
+  for (int k = 0; k < NA; ++k)
+    acc[k] = _mm512_fmadd_ps(_mm512_mul_ps(d, _mm512_set1_ps(a[k]->d)), _mm512_cvtepi32_ps(isum[k]), acc[k]);
 }
 #endif
 
