@@ -32,6 +32,7 @@
 
 #include "ops/weight_view.h"
 #include "plugins/abi/kernel_abi.h"
+#include "runtime/exec/huge_page_buffer.h"
 
 namespace gguflow::exec {
 
@@ -63,9 +64,6 @@ class PackedWeights {
   };
   bool packable(const Slot& s) const;
 
-  struct Free {
-    void operator()(std::byte* p) const;
-  };
   const GguflowKernels& k_;
   bool enabled_;
   std::deque<Slot> slots_;                  // stable addresses
@@ -74,7 +72,7 @@ class PackedWeights {
   std::map<std::tuple<const void*, uint32_t, int64_t, int64_t, size_t>, Slot*> by_view_;
   // One allocation per pack_all() holding every copy it makes, 2 MiB aligned (huge pages):
   // separate allocations would each end in a partly used huge page.
-  std::vector<std::unique_ptr<std::byte, Free>> storage_;
+  std::vector<HugePageBuffer> storage_;
   size_t bytes_ = 0;
 };
 
