@@ -69,7 +69,7 @@ void PackedWeights::pack_all() {
   // written once, front to back, and with 4 KiB pages that is one page fault per 4 KiB.
   // `gguflow run -n 2` on the Qwen2.5-0.5B-shaped Q4_K_M model (this VM, perf stat): 108,853
   // page faults and 2.44 s CPU before, 13,494 and 1.73 s with huge pages.
-  HugePageBuffer owned = allocate_huge_page_buffer(total);
+  LargeBuffer owned = allocate_large_buffer(total, HugePages::kAdvise);
   if (!owned) return;  // no memory for the copies: stay row-major
   std::byte* storage = owned.get();
   storage_.reserve(storage_.size() + 1);  // no throw after this point can lose `owned`

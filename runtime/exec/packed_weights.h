@@ -32,7 +32,7 @@
 
 #include "ops/weight_view.h"
 #include "plugins/abi/kernel_abi.h"
-#include "runtime/exec/huge_page_buffer.h"
+#include "runtime/exec/large_buffer.h"
 
 namespace gguflow::exec {
 
@@ -72,7 +72,7 @@ class PackedWeights {
   std::map<std::tuple<const void*, uint32_t, int64_t, int64_t, size_t>, Slot*> by_view_;
   // One allocation per pack_all() holding every copy it makes, 2 MiB aligned (huge pages):
   // separate allocations would each end in a partly used huge page.
-  std::vector<HugePageBuffer> storage_;
+  std::vector<LargeBuffer> storage_;
   size_t bytes_ = 0;
 };
 

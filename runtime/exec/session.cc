@@ -225,11 +225,14 @@ void Session::allocate_kv_caches(const SessionOptions& options) {
     throw error("KV cache of ", g.states.size(), " states x ", n_ctx_,
                 " rows does not fit in this machine's address space (--ctx ", n_ctx_, ")");
   // Not zero-filled: every row is written before it is read (a position is stored before any
-  // query sees it), so pages become resident only as the context fills (2 MiB at a time: huge
-  // pages, see huge_page_buffer.h; an 8-sequence decode step's attention took 1.24-1.45 ms
-  // with them against 1.64-1.98 ms without, slots_bench with a local per-node timer). Zeroing
-  // a whole 4096-row cache up front cost more than embedding a few hundred short texts.
-  if (*bytes > 0) kv_storage_ = allocate_huge_page_buffer(static_cast<size_t>(*bytes));
+  // query sees it), so pages become resident only as the context fills; zeroing a 4096-row
+  // cache cost more than embedding a few hundred short texts. Several slots' caches go on huge
+  // pages (large_buffer.h): an 8-slot decode step's attention took 1.24-1.45 ms with them and
+  // 1.64-1.98 ms without (slots_bench, a local per-node timer). One slot keeps small pages:
+  // huge ones made a 32-token `gguflow run` resident 97 MiB more at --ctx 4096 and 196 MiB
+  // more and ~0.3 s slower at --ctx 32768 (2 MiB zeroed per head block at first touch).
+  if (*bytes > 0)
+    kv_storage_ = allocate_large_buffer(static_cast<size_t>(*bytes), slots > 1 ? HugePages::kAdvise : HugePages::kNo);
   if (*bytes > 0 && !kv_storage_)
     throw error("KV cache of ", *bytes / 1048576, " MiB could not be allocated (--ctx ", n_ctx_,
                 ", ", g.states.size(), " states): lower --ctx");

@@ -196,8 +196,9 @@ class Session {
   std::unique_ptr<std::byte[]> arena_storage_;
   std::byte* arena_base_ = nullptr;
   size_t arena_bytes_ = 0, kv_bytes_ = 0;
-  // Every cache: [state][k|v][slots * rows][row bytes], uninitialized, on huge pages.
-  HugePageBuffer kv_storage_;
+  // Every cache: [state][k|v][slots * rows][row bytes], uninitialized; on huge pages when there
+  // are several slots (large_buffer.h).
+  LargeBuffer kv_storage_;
   std::vector<ops::KvCacheView> caches_;   // per graph state
   std::deque<std::vector<float>> widened_;  // small non-F32 weights decoded once
   PackedWeights packed_;             // matmul weight slots; packed copies (plugin layout)
