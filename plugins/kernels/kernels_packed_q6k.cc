@@ -117,17 +117,21 @@ inline void MinusOffsetBsums(const block_q8_K* const* a, int32_t (*minus32_bsums
 #endif
 
 // isum[k] += sum over the four chunks 4H+C of half H of scale_j * (q . a_k)_j for their
-// 16-element groups j (quads 0-3 and 4-7 of the chunk), for NA activation rows. Products are at most 2 * 63 * 128 = 16128 per 16-bit lane,
+// 16-element groups j (quads 0-3 and 4-7 of the chunk), for NA activation rows; on the VNNI
+// prefill path (NA > 1) scale_j * ((q . a_k)_j - 32 * bsum_j), the offset taken off in the group
+// (minus32_bsums, MinusOffsetBsums). Products are at most 2 * 63 * 128 = 16128 per 16-bit lane,
 // so two quads add up in 16 bits (32256 < 2^15) before vpmaddwd applies the group's scales.
 template <int H, int NA>
 inline void HalfStep(const uint8_t* rec, const block_q8_K* const* a, const int32_t (*minus32_bsums)[16],
                      __m256i* isum) {
   const __m256i nibbles = _mm256_set1_epi8(0x0F);
 #if GGUFLOW_X86_VNNI
-  // VNNI prefill: vpdpbusd adds a 16-element group's four quads in 32 bits, then one vpmulld
-  // applies the rows' group scales (sign-extended bytes): 6 instructions per group and
-  // activation row where the 16-bit pairs took ~10. The same exact integers (|group dot| <=
-  // 16 * 63 * 128, times a scale of at most 128, sixteen groups: far below 2^31), so the same bits.
+  // VNNI prefill: each group's sum starts at -32 * bsum_j (one broadcast), vpdpbusd adds its
+  // four quads in 32 bits, then one vpmulld applies the rows' group scales (sign-extended
+  // bytes): 7 instructions per group and activation row where the 16-bit pairs took ~10. The
+  // same exact integers (|group sum| <= 16 * 32 * 128 once the quads are in, and at most
+  // 65536 + 16 * 63 * 128 before; times a scale of at most 128, sixteen groups: far below
+  // 2^31), so the same bits.
   const auto chunk_vnni = [&](auto c) {
     constexpr int C = decltype(c)::value;
     rec = Opaque(rec);

@@ -1,5 +1,5 @@
 // Large uninitialized buffers, optionally on transparent huge pages: the packed weight copies
-// (always) and the KV caches (sessions of several sequences).
+// (always) and the KV caches (sessions of several slots).
 //
 // Why huge pages: with 4 KiB pages a step can touch more pages than the data TLB holds (an
 // 8-sequence decode step of the Qwen2.5-0.5B-shaped model reads each sequence's keys and values
@@ -22,8 +22,9 @@ using LargeBuffer = std::unique_ptr<std::byte, LargeBufferFree>;
 
 enum class HugePages { kNo, kAdvise };
 
-// At least `bytes` bytes (> 0), uninitialized, on 2 MiB boundaries; nullptr when the memory
-// cannot be had.
+// At least `bytes` bytes (> 0), uninitialized; nullptr when the memory cannot be had. kAdvise:
+// on 2 MiB boundaries with MADV_HUGEPAGE. kNo: 64-byte aligned, what the system gives any
+// allocation of its size (small pages where THP is in "madvise" mode).
 LargeBuffer allocate_large_buffer(size_t bytes, HugePages huge_pages);
 
 }  // namespace gguflow::exec

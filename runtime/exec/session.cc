@@ -228,9 +228,9 @@ void Session::allocate_kv_caches(const SessionOptions& options) {
   // query sees it), so pages become resident only as the context fills; zeroing a 4096-row
   // cache cost more than embedding a few hundred short texts. Several slots' caches go on huge
   // pages (large_buffer.h): an 8-slot decode step's attention took 1.24-1.45 ms with them and
-  // 1.64-1.98 ms without (slots_bench, a local per-node timer). One slot keeps small pages:
+  // 1.64-1.98 ms without (slots_bench, a local per-node timer). One slot takes no advice:
   // huge ones made a 32-token `gguflow run` resident 97 MiB more at --ctx 4096 and 196 MiB
-  // more and ~0.3 s slower at --ctx 32768 (2 MiB zeroed per head block at first touch).
+  // more and 0.2-0.3 s slower at --ctx 32768 (2 MiB zeroed per head block at first touch).
   if (*bytes > 0)
     kv_storage_ = allocate_large_buffer(static_cast<size_t>(*bytes), slots > 1 ? HugePages::kAdvise : HugePages::kNo);
   if (*bytes > 0 && !kv_storage_)

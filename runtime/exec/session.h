@@ -26,6 +26,7 @@
 #include "ops/attention.h"
 #include "plugins/abi/kernel_abi.h"
 #include "runtime/exec/executor.h"
+#include "runtime/exec/large_buffer.h"
 #include "runtime/exec/packed_weights.h"
 #include "runtime/graph/graph.h"
 
