@@ -5,7 +5,7 @@
 // 8-sequence decode step of the Qwen2.5-0.5B-shaped model reads each sequence's keys and values
 // of 24 layers, a few KiB per head, from DRAM), and every miss walks the page table. The cost:
 // a huge page becomes resident, zeroed by the kernel, 2 MiB at a time on first touch, so a
-// single sequence's cache (whose few pages per layer the TLB holds anyway) keeps small pages.
+// single sequence's cache (whose few pages per layer the TLB holds anyway) takes no advice.
 // Advice only (where THP is in "madvise" mode, Debian's default); refused or unavailable, the
 // buffer works the same with small pages.
 #pragma once

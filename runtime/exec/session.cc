@@ -231,11 +231,12 @@ void Session::allocate_kv_caches(const SessionOptions& options) {
   // 1.64-1.98 ms without (slots_bench, a local per-node timer). One slot takes no advice:
   // huge ones made a 32-token `gguflow run` resident 97 MiB more at --ctx 4096 and 196 MiB
   // more and 0.2-0.3 s slower at --ctx 32768 (2 MiB zeroed per head block at first touch).
-  if (*bytes > 0)
+  if (*bytes > 0) {
     kv_storage_ = allocate_large_buffer(static_cast<size_t>(*bytes), slots > 1 ? HugePages::kAdvise : HugePages::kNo);
-  if (*bytes > 0 && !kv_storage_)
-    throw error("KV cache of ", *bytes / 1048576, " MiB could not be allocated (--ctx ", n_ctx_,
-                ", ", g.states.size(), " states): lower --ctx");
+    if (!kv_storage_)
+      throw error("KV cache of ", *bytes / 1048576, " MiB could not be allocated (--ctx ", n_ctx_,
+                  ", ", g.states.size(), " states): lower --ctx");
+  }
   kv_bytes_ = static_cast<size_t>(*bytes);
   std::byte* kv = kv_storage_.get();
   for (size_t i = 0; i < g.states.size(); ++i) {
