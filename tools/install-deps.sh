@@ -25,4 +25,12 @@ if ! command -v npm >/dev/null 2>&1; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq nodejs npm
 fi
-npm ci --prefix "$(dirname "$0")/../tests/server" --no-audit --no-fund
+# Only that test needs the package: without the npm registry (an offline machine) it reports
+# SKIPPED and everything else goes on, except in CI (.ci/run sets GGUFLOW_CI=1), which must run it.
+if ! npm ci --prefix "$(dirname "$0")/../tests/server" --no-audit --no-fund; then
+  if [ "${GGUFLOW_CI:-0}" = 1 ]; then
+    echo "install-deps.sh: npm ci failed (tests/server needs the openai package)" >&2
+    exit 1
+  fi
+  echo "install-deps.sh: warning: npm ci failed; the ServerOpenAiClient test will report SKIPPED" >&2
+fi

@@ -36,9 +36,10 @@ def _model(model_path, threads, kernels):
 
 
 def _read_lines(path, start, count):
-    """Lines [start, start + count) of a UTF-8 text file, without their line breaks."""
+    """Lines [start, start + count) of a UTF-8 text file, without their line breaks. Only \n
+    ends a line, as for `gguflow embed` and _partitions' count (a lone \r is text)."""
     out = []
-    with open(path, encoding="utf-8") as f:
+    with open(path, encoding="utf-8", newline="\n") as f:
         for i, line in enumerate(f):
             if i >= start + count:
                 break
@@ -47,7 +48,7 @@ def _read_lines(path, start, count):
     return out
 
 
-def _embed_partition(number, first_index, source, out_dir, model_path, pooling, normalize,
+def _embed_partition(job, number, first_index, source, out_dir, model_path, pooling, normalize,
                      threads, kernels):
     """One task: embeds a partition and publishes its shard atomically; returns its path."""
     lines = _read_lines(*source) if isinstance(source, tuple) else source
@@ -55,7 +56,7 @@ def _embed_partition(number, first_index, source, out_dir, model_path, pooling, 
                                                          normalize=normalize)
     final = os.path.join(out_dir, SHARD_PATTERN.format(number))
     # A name no other attempt uses; hidden, so a reader globbing part-*.npz never sees it.
-    temp = os.path.join(out_dir, f".{SHARD_PATTERN.format(number)}.{uuid.uuid4().hex}.tmp")
+    temp = os.path.join(out_dir, _temp_name(job, SHARD_PATTERN.format(number)))
     with open(temp, "wb") as f:
         numpy.savez(f, index=numpy.arange(first_index, first_index + len(lines), dtype=numpy.int64),
                     vectors=vectors)
@@ -63,6 +64,12 @@ def _embed_partition(number, first_index, source, out_dir, model_path, pooling, 
         os.fsync(f.fileno())  # the bytes are on disk before the name says the shard is there
     os.replace(temp, final)
     return final
+
+
+def _temp_name(job, shard):
+    """A shard's temporary file: hidden, and named after its job so that clean-up after one
+    embed_corpus touches no other job's files in the same folder."""
+    return f".{shard}.{job}.{uuid.uuid4().hex}.tmp"
 
 
 def _partitions(lines_or_files, partition_size):
@@ -99,14 +106,15 @@ def embed_corpus(client, lines_or_files, model_path, out_dir, partition_size=100
         raise ValueError(f"partition_size: expected at least 1, found {partition_size}")
     os.makedirs(out_dir, exist_ok=True)
     model_path, out_dir = os.path.abspath(model_path), os.path.abspath(out_dir)
-    futures = [client.submit(_embed_partition, number, first, source, out_dir, model_path,
+    job = uuid.uuid4().hex
+    futures = [client.submit(_embed_partition, job, number, first, source, out_dir, model_path,
                              pooling, normalize, threads, kernels,
-                             key=f"gguflow-embed-{uuid.uuid4().hex}-{number}", pure=False)
+                             key=f"gguflow-embed-{job}-{number}", pure=False)
                for number, (first, source) in enumerate(_partitions(lines_or_files, partition_size))]
     shards = client.gather(futures)
-    # Attempts that died between writing and renaming left their temporary files.
+    # Attempts of this job that died between writing and renaming left their temporary files.
     for name in os.listdir(out_dir):
-        if name.startswith(".part-") and name.endswith(".tmp"):
+        if name.startswith(".part-") and name.endswith(".tmp") and f".{job}." in name:
             os.remove(os.path.join(out_dir, name))
     return shards
 

@@ -15,12 +15,18 @@ class _Stopped(Exception):
     """Raised by on_text in the generating thread when the consumer has gone."""
 
 
-def generate_stream(model, prompt, **kwargs):
+def generate_stream(model, prompt, n_predict=-1, temperature=None, seed=None, top_k=None,
+                    top_p=None, min_p=None, repeat_penalty=None, special=False):
     """Yields the continuation of `prompt` piece by piece (whole UTF-8 characters); the pieces
-    join to what model.generate(prompt, **kwargs) returns. Keyword arguments as generate()
-    (n_predict, temperature, seed, ...); errors (gguflow.Error) are raised by the iteration."""
-    if "on_text" in kwargs:
-        raise TypeError("generate_stream: on_text is the stream itself; use generate() for a callback")
+    join to what model.generate() returns for the same arguments, which are generate()'s but
+    on_text. A wrong argument name raises TypeError here; a wrong value (gguflow.Error) is
+    raised by the iteration, when generation starts."""
+    return _pieces(model, prompt, dict(n_predict=n_predict, temperature=temperature, seed=seed,
+                                       top_k=top_k, top_p=top_p, min_p=min_p,
+                                       repeat_penalty=repeat_penalty, special=special))
+
+
+def _pieces(model, prompt, kwargs):
     pieces = queue.Queue()
     stop = threading.Event()
 

@@ -4,13 +4,21 @@
 //
 // Threads: every call that runs the graph releases the GIL (other Python threads run meanwhile)
 // and takes the model's mutex (one Session per model: calls on one model run one at a time).
-// gguflow::Error becomes gguflow.Error (a ValueError) with the CLI's message.
-#include <pybind11/functional.h>
+// gguflow::Error becomes gguflow.Error (a ValueError) with the CLI's message. A callback
+// (on_text) that calls into the same Model raises gguflow.Error instead of waiting on the lock
+// its own thread holds.
+//
+// Text: a model may generate bytes that are not UTF-8 (a byte-fallback token cut off, or any
+// token of a random-weight model); they reach Python as U+FFFD, as in `gguflow run --json`,
+// rather than as a UnicodeDecodeError that would lose the whole reply.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <atomic>
+#include <functional>
 #include <mutex>
+#include <thread>
 
 #include "ops/error.h"
 #include "python/src/python_model.h"
@@ -25,7 +33,52 @@ struct BoundModel {
   explicit BoundModel(const ModelOptions& o) : model(o) {}
   PythonModel model;
   std::mutex mutex;
+  std::atomic<std::thread::id> holder{};  // the thread inside a call, if any
 };
+
+// Holds BoundModel::mutex for one call (taken with the GIL released). The same thread asking
+// again can only be a callback of the running call: refused, where waiting would never end.
+class CallLock {
+ public:
+  explicit CallLock(BoundModel& m) : m_(m) {
+    if (m_.holder.load() == std::this_thread::get_id())
+      throw error("a callback called back into the Model that is running it; calls on one Model "
+                  "run one at a time (use another Model, or call after this one returns)");
+    m_.mutex.lock();
+    m_.holder.store(std::this_thread::get_id());
+  }
+  ~CallLock() {
+    m_.holder.store(std::thread::id{});
+    m_.mutex.unlock();
+  }
+  CallLock(const CallLock&) = delete;
+  CallLock& operator=(const CallLock&) = delete;
+
+ private:
+  BoundModel& m_;
+};
+
+// Text for Python: invalid UTF-8 becomes U+FFFD (see the top of this file).
+py::str utf8_text(std::string_view bytes) {
+  PyObject* text = PyUnicode_DecodeUTF8(bytes.data(), static_cast<Py_ssize_t>(bytes.size()), "replace");
+  if (!text) throw py::error_already_set();
+  return py::reinterpret_steal<py::str>(text);
+}
+
+// A seed: None, or an integer in 0..2^64-1 (any 64-bit pattern seeds; a drawn one is below 2^63).
+std::optional<uint64_t> seed_arg(const py::object& seed) {
+  if (seed.is_none()) return std::nullopt;
+  if (!PyLong_Check(seed.ptr()) || PyBool_Check(seed.ptr()))
+    throw py::type_error("seed: expected an integer or None, found " +
+                         std::string(py::str(py::type::of(seed).attr("__name__"))));
+  const unsigned long long value = PyLong_AsUnsignedLongLong(seed.ptr());
+  if (PyErr_Occurred()) {
+    PyErr_Clear();
+    throw error("seed: expected an integer from 0 to 2^64-1 or None, found ",
+                std::string(py::str(seed)));
+  }
+  return static_cast<uint64_t>(value);
+}
 
 // A float vector moved into a NumPy array of `shape` that owns it (no copy).
 py::array_t<float> to_numpy(std::vector<float>&& values, std::vector<py::ssize_t> shape) {
@@ -56,10 +109,9 @@ std::unique_ptr<BoundModel> make_model(const std::string& path, const std::optio
   return std::make_unique<BoundModel>(o);
 }
 
-std::string generate(BoundModel& m, const std::string& prompt, int64_t n_predict,
-                     py::object temperature, py::object seed, py::object top_k, py::object top_p,
-                     py::object min_p, py::object repeat_penalty, bool special,
-                     const std::function<void(std::string)>& on_text) {
+py::str generate(BoundModel& m, const std::string& prompt, int64_t n_predict,
+                 py::object temperature, py::object seed, py::object top_k, py::object top_p,
+                 py::object min_p, py::object repeat_penalty, bool special, py::object on_text) {
   GenerateRequest r;
   r.n_predict = n_predict;
   r.sampling.temperature = optional_arg<float>(temperature);
@@ -67,20 +119,24 @@ std::string generate(BoundModel& m, const std::string& prompt, int64_t n_predict
   r.sampling.top_p = optional_arg<float>(top_p);
   r.sampling.min_p = optional_arg<float>(min_p);
   r.sampling.repeat_penalty = optional_arg<float>(repeat_penalty);
-  if (auto s = optional_arg<int64_t>(seed)) {
-    if (*s < 0) throw error("seed: expected a non-negative integer or None, found ", *s);
-    r.sampling.seed = static_cast<uint64_t>(*s);
-  }
+  r.sampling.seed = seed_arg(seed);
   r.parse_special = special;
-  std::function<void(std::string_view)> sink;
-  if (on_text)  // back under the GIL for each piece: the callback is Python code
-    sink = [&](std::string_view text) {
-      py::gil_scoped_acquire held;
-      on_text(std::string(text));
-    };
-  py::gil_scoped_release released;
-  std::lock_guard lock(m.mutex);
-  return m.model.generate(prompt, r, sink);
+  if (!on_text.is_none() && !PyCallable_Check(on_text.ptr()))
+    throw py::type_error("on_text: expected a callable or None");
+  // Back under the GIL for each piece: Ctrl-C (a pending KeyboardInterrupt) ends generation
+  // there, and the callback is Python code.
+  const std::function<void(std::string_view)> sink = [&](std::string_view text) {
+    py::gil_scoped_acquire held;
+    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+    if (!on_text.is_none()) on_text(utf8_text(text));
+  };
+  std::string text;
+  {
+    py::gil_scoped_release released;
+    CallLock lock(m);
+    text = m.model.generate(prompt, r, sink);
+  }
+  return utf8_text(text);
 }
 
 py::array_t<float> embed(BoundModel& m, const std::vector<std::string>& texts,
@@ -91,7 +147,7 @@ py::array_t<float> embed(BoundModel& m, const std::vector<std::string>& texts,
   EmbedResult e;
   {
     py::gil_scoped_release released;
-    std::lock_guard lock(m.mutex);
+    CallLock lock(m);
     e = m.model.embed(texts, r);
   }
   return to_numpy(std::move(e.values), {static_cast<py::ssize_t>(texts.size()), e.dim});
@@ -102,7 +158,7 @@ py::array_t<float> logits(BoundModel& m, const std::vector<int32_t>& ids) {
   std::vector<float> all;
   {
     py::gil_scoped_release released;
-    std::lock_guard lock(m.mutex);
+    CallLock lock(m);
     all = m.model.logits(ids, &n_vocab);
   }
   return to_numpy(std::move(all), {static_cast<py::ssize_t>(ids.size()), n_vocab});
@@ -170,7 +226,7 @@ Calls on one Model run one at a time; each releases the GIL while the graph runs
           "special=True parses control-token text such as <|im_start|>).")
       .def(
           "detokenize",
-          [](const BoundModel& b, const std::vector<int32_t>& ids) { return b.model.detokenize(ids); },
+          [](const BoundModel& b, const std::vector<int32_t>& ids) { return utf8_text(b.model.detokenize(ids)); },
           py::arg("ids"), "The text of token ids, decoded as a whole sequence.")
       .def("generate", &generate, py::arg("prompt"), py::arg("n_predict") = -1,
            py::arg("temperature") = py::none(), py::arg("seed") = py::none(),

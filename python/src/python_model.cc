@@ -1,6 +1,5 @@
 #include "python/src/python_model.h"
 
-#include <random>
 
 #include "ops/error.h"
 #include "runtime/graph/load.h"
@@ -13,11 +12,6 @@ namespace {
 // `gguflow embed`'s --batch-tokens default: the same steps give the same bits either way, and
 // this many tokens per step keeps a batch of short texts in a few graph steps.
 constexpr int64_t kEmbedBatchTokens = 4096;
-
-uint64_t random_seed() {
-  std::random_device device;
-  return (static_cast<uint64_t>(device()) << 32) | device();
-}
 
 }  // namespace
 
@@ -72,7 +66,7 @@ std::string PythonModel::generate(std::string_view prompt, const GenerateRequest
                                   const std::function<void(std::string_view)>& on_text) {
   Generation& g = generation();
   sampling::SamplerConfig config = runner::apply_overrides(g.graph.sampler, request.sampling);
-  if (!request.sampling.seed && !g.graph.sets_seed) config.seed = random_seed();
+  if (!request.sampling.seed && !g.graph.sets_seed) config.seed = sampling::draw_seed();
   sampling::Sampler sampler(config);
 
   // As `gguflow run` does: the prompt with BOS as the vocabulary says; an empty one is BOS alone.

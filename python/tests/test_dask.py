@@ -33,6 +33,21 @@ def corpus():
     return [f"{i}. {sentences[i % len(sentences)]}" for i in range(N_LINES)]
 
 
+class FileLinesTest(unittest.TestCase):
+    """Counting (_partitions) and reading (_read_lines) agree with `gguflow embed` on what a line
+    is: only \n ends one (a lone \r or U+2028 is text, a \r before \n is dropped)."""
+
+    def test_only_newline_ends_a_line(self):
+        from gguflow.dask import _partitions, _read_lines
+        with tempfile.TemporaryDirectory() as tmp:
+            path = pathlib.Path(tmp, "lines.txt")
+            path.write_bytes("one\rstill one\ntwo\r\nthree\nlast\u2028x\n".encode())
+            parts = list(_partitions([path], 2))
+            self.assertEqual([first for first, _ in parts], [0, 2])
+            lines = [line for _, source in parts for line in _read_lines(*source)]
+            self.assertEqual(lines, ["one\rstill one", "two", "three", "last\u2028x"])
+
+
 @unittest.skipIf(Client is None, "python3-distributed not installed (tools/install-deps.sh)")
 class DaskEmbedTest(unittest.TestCase):
     @classmethod

@@ -53,6 +53,42 @@ class GenerateTest(unittest.TestCase):
         with self.assertRaisesRegex(gguflow.Error, "temperature"):
             list(self.model.generate_stream("x", temperature=-1))
 
+    def test_generate_stream_takes_generates_arguments(self):
+        expected = self.model.generate("Once upon a time", 12, 0)  # positional, as generate()
+        self.assertEqual("".join(self.model.generate_stream("Once upon a time", 12, 0)), expected)
+        with self.assertRaises(TypeError):  # refused at the call, before any iteration
+            self.model.generate_stream("x", on_text=print)
+
+    def test_a_callback_calling_the_same_model_raises(self):
+        # It would otherwise wait forever on the lock its own call holds.
+        with self.assertRaisesRegex(gguflow.Error, "called back into the Model"):
+            self.model.generate("Once", n_predict=4, on_text=lambda text: self.model.logits([1]))
+        self.assertTrue(self.model.generate("Once", n_predict=4, temperature=0))  # usable again
+
+    def test_seed_range(self):
+        top = 2**64 - 1  # any 64-bit pattern seeds
+        self.assertEqual(self.model.generate("Once", n_predict=8, seed=top),
+                         self.model.generate("Once", n_predict=8, seed=top))
+        for seed in (-1, 2**64):
+            with self.assertRaisesRegex(gguflow.Error, "seed"):
+                self.model.generate("Once", n_predict=1, seed=seed)
+        for seed in (1.5, True, "7"):
+            with self.assertRaises(TypeError):
+                self.model.generate("Once", n_predict=1, seed=seed)
+
+    def test_bytes_that_are_not_utf8_arrive_as_replacement_characters(self):
+        self.assertEqual(self.model.detokenize([198]), "\ufffd")  # <0xC3>, a byte-fallback token
+        # A random-weight byte-level BPE model generates invalid UTF-8 at a high temperature: the
+        # reply (and every streamed piece) must arrive, with U+FFFD where the bytes were.
+        qwen = gguflow.Model(model_path("synth-qwen2-tiny-Q8_0.gguf"), threads=2)
+        replaced = 0
+        for seed in range(16):
+            text = qwen.generate("Hi", n_predict=8, temperature=1.5, seed=seed)
+            pieces = list(qwen.generate_stream("Hi", n_predict=8, temperature=1.5, seed=seed))
+            self.assertEqual("".join(pieces), text)
+            replaced += "\ufffd" in text
+        self.assertGreater(replaced, 0, "no seed produced invalid UTF-8: the check tests nothing")
+
     def test_calls_from_threads_are_serialized(self):
         # One Session per model: concurrent calls must queue on its lock, not interleave.
         expected = self.model.generate("Once upon a time", n_predict=24, temperature=0)

@@ -3,6 +3,7 @@
 #include <oneapi/tbb/global_control.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "runtime/core/console.h"
 
@@ -15,13 +16,18 @@ Args& model_option(Args& args, const std::string& help) {
 std::string model_argument(const Args& args, size_t n_rest, std::vector<std::string>* rest) {
   std::vector<std::string> words = args.positionals();
   std::string model;
+  const char* from_env = std::getenv("GGUFLOW_MODEL");
   if (args.has("--model")) {
     model = args.get("--model");
-  } else if (!words.empty()) {
+  } else if (words.size() > n_rest) {
     model = words.front();
     words.erase(words.begin());
+  } else if (from_env && *from_env) {
+    // Read here, not through the option's env(): a set variable would otherwise count as -m
+    // and push the MODEL.gguf argument into the others.
+    model = from_env;
   } else {
-    throw usage_error("expected the model file: MODEL.gguf or -m MODEL.gguf");
+    throw usage_error("expected the model file: MODEL.gguf, -m MODEL.gguf or $GGUFLOW_MODEL");
   }
   if (words.size() != n_rest)
     throw usage_error("expected ", n_rest, " argument(s) after the model, found ", words.size());
@@ -30,7 +36,9 @@ std::string model_argument(const Args& args, size_t n_rest, std::vector<std::str
 }
 
 Args& model_alias_option(Args& args) {
-  return args.option("-m,--model", "FILE", "the model file (instead of the MODEL.gguf argument)");
+  return args.option("-m,--model", "FILE",
+                     "the model file (instead of the MODEL.gguf argument; without either: "
+                     "$GGUFLOW_MODEL)");
 }
 
 Args& threads_option(Args& args, const std::string& metavar) {

@@ -13,8 +13,9 @@ namespace gguflow::cli {
 // -m, --model FILE; $GGUFLOW_MODEL when not given.
 Args& model_option(Args& args, const std::string& help);
 // For commands whose first argument is the model file (inspect, lower, tensor): -m FILE says
-// it too, as llama.cpp's tools do. Returns the model path; `rest` receives the remaining
-// positional arguments, which must number `n_rest` (a UsageError otherwise).
+// it too, as llama.cpp's tools do, and $GGUFLOW_MODEL when neither is given. Returns the model
+// path; `rest` receives the remaining positional arguments, which must number `n_rest` (a
+// UsageError otherwise).
 std::string model_argument(const Args& args, size_t n_rest, std::vector<std::string>* rest);
 // Declares -m, --model for model_argument.
 Args& model_alias_option(Args& args);

@@ -6,7 +6,6 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
-#include <random>
 #include <sstream>
 
 #include "ops/error.h"
@@ -20,6 +19,7 @@
 #include "runtime/runner/generation_graph.h"
 #include "runtime/runner/generator.h"
 #include "runtime/runner/run_report.h"
+#include "runtime/sampling/sampler.h"
 #include "runtime/tokenizer/chat_template.h"
 
 namespace gguflow::runner {
@@ -35,11 +35,6 @@ std::optional<std::string> read_line(FILE* in) {
   if (c == EOF && line.empty()) return std::nullopt;
   if (!line.empty() && line.back() == '\r') line.pop_back();
   return line;
-}
-
-uint64_t random_seed() {
-  std::random_device device;
-  return (static_cast<uint64_t>(device()) << 32) | device();
 }
 
 // Everything a run needs, loaded once (the load time covers all of it).
@@ -71,7 +66,7 @@ Loaded load(const TextRunRequest& request, FILE* log) {
   l.graph_path = generation.path;
   l.graph = generation.graph;
   l.sampler = apply_overrides(generation.sampler, request.sampling);
-  if (!request.sampling.seed && !generation.sets_seed) l.sampler.seed = random_seed();
+  if (!request.sampling.seed && !generation.sets_seed) l.sampler.seed = sampling::draw_seed();
 
   l.tokenizer = std::make_unique<Tokenizer>(Tokenizer::from_gguf(*l.file));
   plugins::SelectOptions kernel_options;

@@ -3,10 +3,16 @@
 #include <algorithm>
 #include <cstdio>
 #include <limits>
+#include <random>
 
 #include "ops/error.h"
 
 namespace gguflow::sampling {
+
+uint64_t draw_seed() {
+  std::random_device device;
+  return ((static_cast<uint64_t>(device()) << 32) | device()) >> 1;
+}
 
 void SamplerConfig::validate() const {
   if (!(temperature >= 0.0f))  // also rejects NaN

@@ -39,6 +39,11 @@ struct SamplerConfig {
   std::string describe() const;
 };
 
+// A fresh seed from std::random_device for a run that was given none. Below 2^63: the seed is
+// printed so that the run can be repeated, and every way of giving one back (`run --seed`, a
+// graph's `sampler: seed`, Python's seed=, the server's `seed`) takes an integer in 0..2^63-1.
+uint64_t draw_seed();
+
 class Sampler {
  public:
   explicit Sampler(SamplerConfig config);  // validates

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "runtime/runner/sampler_settings.h"
+#include "runtime/sampling/sampler.h"
 #include "runtime/server/api_error.h"
 #include "runtime/server/openai_request.h"
 #include "runtime/server/openai_response.h"
@@ -216,7 +217,7 @@ void HttpServer::handle_generation(const httplib::Request& req, httplib::Respons
     JobSpec spec;
     spec.prompt = std::move(prompt);
     spec.sampler = runner::apply_overrides(model_.sampler_defaults(), g.sampling);
-    if (!g.sampling.seed) spec.sampler.seed = std::random_device{}();
+    if (!g.sampling.seed) spec.sampler.seed = sampling::draw_seed();
     spec.max_tokens = g.max_tokens.value_or(-1);
     spec.stop = g.stop;
     spec.ignore_eos = g.ignore_eos;
