@@ -26,6 +26,8 @@ const AttrList<RopeAttrs>& rope_attr_list() {
 }
 
 std::string check_rope_attrs(const ShapeQuery& q, const RopeAttrs& a, size_t freq_factors_slot) {
+  if (!(a.base > 0))  // the frequencies are base^(-2i/n_rot): a base <= 0 gives nan
+    return "expected base > 0, found " + std::to_string(a.base);
   if (a.n_rot <= 0 || a.n_rot > a.head_dim || a.n_rot % 2 != 0)
     return "expected n_rot to be even and in 2.." + std::to_string(a.head_dim) +
            " (head_dim), found " + std::to_string(a.n_rot);

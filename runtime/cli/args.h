@@ -44,6 +44,20 @@ UsageError usage_error(Parts&&... parts) {
   return UsageError(error(std::forward<Parts>(parts)...).what());
 }
 
+// Runs a library check of an option's value (a parser, a range check) and rethrows its
+// gguflow::Error as a UsageError: a malformed value given on the command line exits 2 like any
+// other, whichever part of the program noticed it.
+template <typename F>
+decltype(auto) as_usage(F&& check) {
+  try {
+    return std::forward<F>(check)();
+  } catch (const UsageError&) {
+    throw;
+  } catch (const Error& e) {
+    throw UsageError(e.what());
+  }
+}
+
 class Args {
  public:
   // `usage` is the synopsis after "gguflow", e.g. "inspect MODEL.gguf [options]".
@@ -105,7 +119,7 @@ class Args {
   std::vector<std::pair<std::string, std::string>> word_aliases_;
   // `names` without its word aliases (recorded in word_aliases_), as CLI11 takes them.
   std::string cli11_names(const std::vector<std::string>& names, std::string* help);
-  size_t min_positionals_ = 0, max_positionals_ = SIZE_MAX;
+  size_t min_positionals_ = 0, max_positionals_ = 0;  // none unless positional_count says
   std::vector<std::string> positionals_;
 };
 

@@ -2,6 +2,8 @@
 // [--ctx C] [--format md|json|csv]`: prefill and decode throughput in the manner of llama-bench,
 // with the streaming read bandwidth and each decode row's roofline fraction.
 // The logic lives in runtime/bench/; this file parses options and picks kernels.
+#include <oneapi/tbb/global_control.h>
+
 #include <unistd.h>
 
 #include <cstdio>
@@ -60,7 +62,7 @@ int run_bench(int argc, char** argv) {
   model_option(args, "GGUF model to measure")
       .option("-p,--n-prompt", "N,...", "prompt sizes of the pp tests (0: none)", "512")
       .option("-n,--n-gen", "N,...", "token counts of the tg tests (0: none)", "128")
-      .option("-t,--threads", "N,...", "thread counts (default: every core)").env("GGUFLOW_THREADS")
+      .option("-t,--threads", "N,...", "thread counts, 0: every core (default: every core)").env("GGUFLOW_THREADS")
       .option("-r,--repetitions", "N", "timed repetitions of each test after one warm-up", "5")
       .option("--kernels", "NAME", "force a kernel plugin (default: $GGUFLOW_KERNELS, else the best)")
       .option("--graph", "FILE", "graph to run (default: the shipped graph for the model's architecture)")
@@ -83,8 +85,12 @@ int run_bench(int argc, char** argv) {
   config.gen_sizes = parse_int_list("-n", args.get("-n"));
   if (args.has("-t"))
     for (int64_t t : parse_int_list("-t", args.get("-t"))) {
-      if (t < 1 || t > 1024) throw usage_error("-t thread counts must be 1..1024, found ", t);
-      config.threads.push_back(static_cast<int>(t));
+      // 0: every core, as for every other command's -t (and $GGUFLOW_THREADS=0).
+      if (t < 0 || t > kMaxThreads)
+        throw usage_error("-t: thread counts must be 0..", kMaxThreads, " (0: every core), found ", t);
+      const auto every_core = static_cast<int>(
+          tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
+      config.threads.push_back(t == 0 ? every_core : static_cast<int>(t));
     }
   const int64_t reps = args.get_int("-r");
   if (reps < 1 || reps > 100000) throw usage_error("-r must be 1..100000, found ", reps);

@@ -1,8 +1,10 @@
 // `gguflow detokenize --model M 1 2 3`: the text of token ids, written exactly (no newline is
 // added). Ids may also come as one argument separated by spaces or commas ("1, 2, 3").
 // An id outside the vocabulary is an error naming the id and the vocabulary size.
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -15,25 +17,35 @@
 namespace gguflow::cli {
 namespace {
 
+// Ids as separate arguments or as lists in them: "1 2 3", "1,2,3", "[1, 2, 3]" (what
+// `tokenize --json` prints). Throws a UsageError naming the bad item; an empty item between
+// commas ("1,,2", a trailing comma) is one.
 std::vector<TokenId> parse_ids(const std::vector<std::string>& words) {
+  std::string all;
+  for (const std::string& word : words) all += word + ' ';
+  for (char& c : all)
+    if (c == '[' || c == ']') c = ' ';
   std::vector<TokenId> ids;
-  for (const std::string& word : words) {
-    size_t pos = 0;
-    while (pos < word.size()) {
-      const size_t start = word.find_first_not_of(" ,\t\n[]", pos);
-      if (start == std::string::npos) break;
-      size_t end = word.find_first_of(" ,\t\n[]", start);
-      if (end == std::string::npos) end = word.size();
-      const std::string item = word.substr(start, end - start);
+  size_t field_start = 0;
+  const bool has_commas = all.find(',') != std::string::npos;
+  while (field_start <= all.size()) {
+    const size_t comma = std::min(all.find(',', field_start), all.size());
+    std::istringstream field(all.substr(field_start, comma - field_start));
+    std::string item;
+    bool empty = true;
+    while (field >> item) {
+      empty = false;
       long long value = 0;
       const auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
       if (ec != std::errc() || ptr != item.data() + item.size() || value < INT32_MIN ||
           value > INT32_MAX)
-        throw error("gguflow detokenize: token id '", item, "': expected an integer");
+        throw usage_error("token id '", item, "': expected an integer");
       ids.push_back(static_cast<TokenId>(value));
-      pos = end;
     }
+    if (empty && has_commas) throw usage_error("token ids: an empty item between commas");
+    field_start = comma + 1;
   }
+  if (ids.empty()) throw usage_error("expected at least one token id, found none");
   return ids;
 }
 
@@ -52,7 +64,7 @@ int run_detokenize(int argc, char** argv) {
       .positional_count(1, SIZE_MAX);
   if (!args.parse(argc, argv)) return 0;
   if (!args.has("--model"))
-    throw error("gguflow detokenize: --model: expected a GGUF file, found none");
+    throw usage_error("--model: expected a GGUF file, found none");
 
   const std::vector<TokenId> ids = parse_ids(args.positionals());
   const auto file = GgufFile::open(args.get("--model"));

@@ -117,10 +117,16 @@ void print_text(const GgufFile& file, bool list_tensors) {
     std::printf("layers %lld, embedding %lld, heads %lld, KV heads %lld, head dim %lld, FFN %lld\n",
                 (long long)h.n_layer, (long long)h.n_embd, (long long)h.n_head,
                 (long long)h.n_head_kv, (long long)h.head_dim, (long long)h.n_ff);
-    std::printf("context %lld, rope base %g (%s, %lld dims), rms eps %g, vocab %lld%s\n",
-                (long long)h.n_ctx_train, h.rope_freq_base, h.rope_neox ? "neox" : "normal",
-                (long long)h.n_rot, h.rms_eps, (long long)h.n_vocab,
-                h.tied_output ? ", output tied to token_embd" : "");
+    char positions[96];
+    if (h.learned_positions)
+      std::snprintf(positions, sizeof positions, "learned positions (position_embd)");
+    else
+      std::snprintf(positions, sizeof positions, "rope base %g (%s, %lld dims)", h.rope_freq_base,
+                    h.rope_neox ? "neox" : "normal", (long long)h.n_rot);
+    std::printf("context %lld, %s, %s eps %g, vocab %lld%s\n", (long long)h.n_ctx_train, positions,
+                h.layer_norm ? "layer-norm" : "rms", h.rms_eps, (long long)h.n_vocab,
+                h.encoder ? ", encoder (bidirectional attention)"
+                          : h.tied_output ? ", output tied to token_embd" : "");
   } else if (!file.tensors().empty()) {
     std::printf("hyperparameters: unavailable (%s)\n", why.c_str());
   }
@@ -178,8 +184,9 @@ void print_json(const GgufFile& file, bool list_tensors) {
                     {"head_dim", h.head_dim},     {"n_ff", h.n_ff},
                     {"n_ctx_train", h.n_ctx_train}, {"n_vocab", h.n_vocab},
                     {"rope_freq_base", h.rope_freq_base}, {"rope_neox", h.rope_neox},
-                    {"n_rot", h.n_rot},           {"rms_eps", h.rms_eps},
-                    {"tied_output", h.tied_output}};
+                    {"n_rot", h.n_rot},           {h.layer_norm ? "layer_norm_eps" : "rms_eps", h.rms_eps},
+                    {"encoder", h.encoder},       {"tied_output", h.tied_output},
+                    {"learned_positions", h.learned_positions}};
   }
   uint64_t n_tokens = 0;
   const std::string tok = tokenizer_kind(file, &n_tokens);

@@ -46,7 +46,7 @@ constexpr const char* kKeysHelp =
     "-lowrank-kv-prerope graph, e.g. graphs/decode-lowrank-kv-prerope.yaml)";
 
 std::string require(const Args& args, const char* option, const char* command) {
-  if (!args.has(option)) throw error(command, ": ", option, " is required");
+  if (!args.has(option)) throw usage_error(command, ": ", option, " is required");
   return args.get(option);
 }
 
@@ -95,7 +95,11 @@ int calibrate(int argc, char** argv) {
   if (args.has("--rank")) o.rank = args.get_int("--rank");
   o.max_rank = args.get_int("--max-rank");
   if (args.has("--energy") && !(o.energy > 0.0 && o.energy <= 1.0))
-    throw error("--energy: expected a threshold in (0, 1], found ", args.get("--energy"));
+    throw usage_error("--energy: expected a threshold in (0, 1], found ", args.get("--energy"));
+  if (args.has("--rank") && o.rank < 1) throw usage_error("--rank: expected a rank of at least 1, found ", o.rank);
+  if (args.has("--energy") == args.has("--rank"))
+    throw usage_error("expected exactly one of --energy T and --rank R, found ",
+                      args.has("--energy") ? "both" : "neither");
   const std::string output = require(args, "--output", "kv calibrate");
   const std::string text = require(args, "--text", "kv calibrate");
   o.text_name = base_name(text);
@@ -196,7 +200,11 @@ int run_kv(int argc, char** argv) {
       "  calibrate  per-layer ranks for an energy threshold -> a .kvproj.gguf side file\n"
       "  eval       full vs projected / f16 / q8_0 / q4_0 vs zeroed cache: KL, top-1, perplexity, bytes;\n"
       "             --sweep: every method (types, low rank post-/pre-RoPE per energy) in one table\n";
-  if (argc < 1 || !std::strcmp(argv[0], "--help") || !std::strcmp(argv[0], "-h")) {
+  if (argc < 1) {  // as a bare `gguflow`: the usage on stderr, a usage error
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
+  if (!std::strcmp(argv[0], "--help") || !std::strcmp(argv[0], "-h")) {
     std::fputs(kUsage, stdout);
     return 0;
   }

@@ -6,6 +6,7 @@
 #include "plugins/abi/ggml_type.h"
 #include "runtime/cli/args.h"
 #include "runtime/cli/commands.h"
+#include "runtime/core/console.h"
 #include "runtime/tools/quant_mix.h"
 #include "runtime/tools/quantize_model.h"
 
@@ -34,8 +35,10 @@ int run_quantize(int argc, char** argv) {
                   ggml_type_info(t.to_type)->name, static_cast<unsigned long long>(t.bytes));
     }
   }
-  std::printf("type mix: %s\n", type_mix_summary(report).c_str());
-  std::printf("wrote %s: %.2f MiB of tensor data (from %.2f MiB) in %.2f s\n", pos[1].c_str(),
+  // Notices, on stderr (docs/CLI.md rule 1); --tensors' table, asked for, stays on stdout.
+  console::start_stderr_line();
+  std::fprintf(stderr, "type mix: %s\n", type_mix_summary(report).c_str());
+  std::fprintf(stderr, "wrote %s: %.2f MiB of tensor data (from %.2f MiB) in %.2f s\n", pos[1].c_str(),
               report.output_bytes / 1048576.0, report.input_bytes / 1048576.0, seconds);
   return 0;
 }

@@ -18,7 +18,9 @@
 #include "runtime/tokenizer/chat_template.h"
 #include "runtime/graph/load.h"
 #include "runtime/plugins/kernel_plugins.h"
+#include "runtime/runner/sampler_settings.h"
 #include "runtime/runner/text_runner.h"
+#include "runtime/sampling/sampler.h"
 
 namespace gguflow::cli {
 
@@ -54,9 +56,9 @@ int run_token_ids(const Args& args, const std::string& graph_path) {
   request.graph_path = graph_path.empty()
                            ? graph::default_graph_path(*GgufFile::open(request.model_path), graph::Job::kGenerate)
                            : graph_path;
-  request.set = graph::parse_set_options(args.all("--set"));
+  request.set = as_usage([&] { return graph::parse_set_options(args.all("--set")); });
   request.weight_files = kv_projection_files(args);
-  request.tokens = exec::parse_token_ids(args.get("--tokens"));
+  request.tokens = as_usage([&] { return exec::parse_token_ids(args.get("--tokens")); });
   request.dump_logits = args.get("--dump-logits");
   request.greedy_steps = args.get_int_in("--greedy", 0, exec::kMaxContext);
   request.session.n_threads = threads_value(args);
@@ -119,16 +121,26 @@ int run_run(int argc, char** argv) {
       .option("--greedy", "N", "--tokens: then decode N tokens greedily and print their ids (default 1: the next token)", "1");
   if (!args.parse(argc, argv)) return 0;
   const std::string graph_path = args.positionals().empty() ? "" : args.positionals()[0];
-  if (args.has("--tokens"))
+  // Options of the other mode are refused rather than ignored.
+  if (args.has("--tokens")) {
+    for (const char* text_option : {"--prompt", "--prompt-file", "--chat", "--system"})
+      if (args.has(text_option))
+        throw usage_error(text_option, ": not with --tokens (token-id mode evaluates the given ids)");
     return run_token_ids(args, graph_path);
+  }
+  for (const char* token_option : {"--dump-logits", "--greedy"})
+    if (args.has(token_option)) throw usage_error(token_option, ": expected --tokens with it");
+  if (args.has("--system") && !args.has("--chat")) throw usage_error("--system: expected --chat with it");
+  if (args.has("--prompt") && args.has("--prompt-file"))
+    throw usage_error("expected one of --prompt and --prompt-file, found both");
 
   runner::TextRunRequest request;
   request.graph_path = graph_path;
   request.model_path = args.get("--model");
-  request.set = graph::parse_set_options(args.all("--set"));
+  request.set = as_usage([&] { return graph::parse_set_options(args.all("--set")); });
   request.weight_files = kv_projection_files(args);
   request.session.n_threads = threads_value(args);
-  request.session.n_ctx = args.get_int("--ctx");
+  request.session.n_ctx = args.get_int_in("--ctx", 0, exec::kMaxContext);
   cache_type_values(args, &request.session);
   request.context_shift = args.has("--context-shift");
   request.keep = args.get_int_in("--keep", 0, exec::kMaxContext);
@@ -143,6 +155,8 @@ int run_run(int argc, char** argv) {
     const int64_t seed = args.get_int_in("--seed", -1, INT64_MAX);
     if (seed >= 0) request.sampling.seed = static_cast<uint64_t>(seed);
   }
+  // The values given, checked now (exit 2) rather than after the model has loaded (exit 1).
+  as_usage([&] { runner::apply_overrides(sampling::SamplerConfig{}, request.sampling).validate(); });
   const std::optional<std::string> prompt_option =
       args.has("--prompt") ? std::optional<std::string>(args.get("--prompt")) : std::nullopt;
   request.prompt = runner::read_prompt(prompt_option, args.get("--prompt-file"), stdin);
@@ -155,7 +169,7 @@ int run_run(int argc, char** argv) {
   request.chat_template = args.get("--chat-template");
   if (!request.chat_template.empty()) {
     if (!request.chat) throw usage_error("--chat-template: expected --chat with it");
-    ChatTemplate::named(request.chat_template);  // refuse an unknown name before loading
+    as_usage([&] { ChatTemplate::named(request.chat_template); });  // refused before loading
   }
   request.verbose = args.has("--verbose");
   // Interactive chat: asked for, or a terminal on stdin that no prompt was read from.

@@ -115,7 +115,8 @@ int run_synth(int argc, char** argv) {
     mix_text += name;
     mix_text += " x" + std::to_string(n);
   }
-  std::printf("wrote %s: %s %s, %zu tensors, %.1f MiB of tensor data in %.1f s\ntype mix: %s\n",
+  console::start_stderr_line();
+  std::fprintf(stderr, "wrote %s: %s %s, %zu tensors, %.1f MiB of tensor data in %.1f s\ntype mix: %s\n",
               options.output.c_str(), label.c_str(), options.file_type.c_str(), report.tensors.size(),
               report.tensor_bytes / 1048576.0, seconds, mix_text.c_str());
   return 0;

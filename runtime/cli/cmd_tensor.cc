@@ -9,6 +9,7 @@
 
 #include "runtime/cli/args.h"
 #include "runtime/cli/commands.h"
+#include "runtime/core/console.h"
 #include "runtime/cli/shared_options.h"
 #include "ops/error.h"
 #include "runtime/core/output_file.h"
@@ -49,7 +50,8 @@ int run_tensor(int argc, char** argv) {
         throw error(path, ": write failed: ", std::strerror(errno));
     });
     out.commit();
-    std::printf("wrote %s: %lld rows x %lld f32 of %s (%s)\n", path.c_str(),
+    console::start_stderr_line();
+    std::fprintf(stderr, "wrote %s: %lld rows x %lld f32 of %s (%s)\n", path.c_str(),
                 static_cast<long long>(range.end - range.begin), static_cast<long long>(ne0),
                 t.name.c_str(), t.type_name());
     return 0;

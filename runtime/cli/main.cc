@@ -1,6 +1,7 @@
 // `gguflow <command> [options]`: dispatches to a subcommand and turns errors into one line on
 // stderr and the exit status docs/CLI.md promises: 0 ok, 1 bad input or runtime error, 2 a
 // usage error (unknown command or option, malformed or conflicting option values).
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -71,7 +72,17 @@ int main(int argc, char** argv) {
                    without_command_prefix(what, c.name).data());
     };
     try {
-      return c.run(argc - 2, argv + 2);
+      const int status = c.run(argc - 2, argv + 2);
+      // Output the command wrote to stdout but the system refused (a full disk, /dev/full) is
+      // a failure, not a success with a lost result.
+      const bool flushed = std::fflush(stdout) == 0;
+      const int flush_errno = errno;  // an earlier write's errno is gone by now: only this one's
+      if (!flushed || std::ferror(stdout)) {
+        report("error", flushed ? "<stdout>: write failed"
+                                : ("<stdout>: write failed: " + std::string(std::strerror(flush_errno))).c_str());
+        return 1;
+      }
+      return status;
     } catch (const gguflow::cli::UsageError& e) {
       report("error", e.what());
       return 2;

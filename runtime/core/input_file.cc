@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "ops/error.h"
+#include "runtime/core/input_registry.h"
 
 namespace gguflow {
 
@@ -19,6 +20,7 @@ std::string read_input_file(const std::string& path, const char* what) {
                 S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO" : "a special file");
   FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) throw error(path, ": cannot read the ", what, ": ", std::strerror(errno));
+  remember_input_file(st.st_dev, st.st_ino);
   std::string bytes;
   char buffer[65536];
   size_t n = 0;

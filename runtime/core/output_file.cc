@@ -1,6 +1,7 @@
 #include "runtime/core/output_file.h"
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -10,6 +11,7 @@
 #include <mutex>
 
 #include "ops/error.h"
+#include "runtime/core/input_registry.h"
 
 namespace gguflow {
 namespace {
@@ -73,6 +75,21 @@ void unregister_temp(int slot) {
   g_temps[slot].used.store(false, std::memory_order_release);
 }
 
+// The path a result replaces: `path`, or for a symbolic link the path at the end of its chain
+// (which need not exist yet), so that the link keeps pointing at the new file, as with `>`.
+std::string replaced_path(const std::string& path) {
+  namespace fs = std::filesystem;
+  fs::path p = path;
+  for (int hops = 0; hops < 40; ++hops) {  // Linux's own limit on a chain
+    std::error_code ec;
+    if (!fs::is_symlink(fs::symlink_status(p, ec))) return p.string();
+    const fs::path target = fs::read_symlink(p, ec);
+    if (ec) throw error(path, ": cannot read the symbolic link: ", ec.message());
+    p = target.is_absolute() ? target : p.parent_path() / target;
+  }
+  throw error(path, ": too many levels of symbolic links");
+}
+
 }  // namespace
 
 OutputFile::OutputFile(const std::string& path) : path_(path) {
@@ -82,10 +99,28 @@ OutputFile::OutputFile(const std::string& path) : path_(path) {
     return;
   }
   name_ = path;
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    throw error(path, ": expected an output file name, found a directory");
-  temp_path_ = path + ".tmp." + std::to_string(getpid());
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {  // it exists (stat follows links)
+    if (S_ISDIR(st.st_mode)) throw error(path, ": expected an output file name, found a directory");
+    if (is_input_file(st.st_dev, st.st_ino))
+      throw error(path, ": this is an input of the command; writing the output there would "
+                  "destroy it: choose another output file");
+    if (!S_ISREG(st.st_mode)) {
+      // A device or FIFO (/dev/null, a pipe to another process) is written in place: renaming a
+      // file over it would replace the device node itself.
+      stream_ = std::fopen(path.c_str(), "wb");
+      if (!stream_) throw error(path, ": cannot open the output: ", std::strerror(errno));
+      in_place_ = true;
+      return;
+    }
+    // A file the user may not write stays as it is (the shell's `>` refuses it too); one that
+    // is replaced keeps its permissions.
+    if (::access(path.c_str(), W_OK) != 0)
+      throw error(path, ": cannot write the output: ", std::strerror(errno));
+    kept_mode_ = st.st_mode & 07777;
+  }
+  path_ = replaced_path(path);
+  temp_path_ = path_ + ".tmp." + std::to_string(getpid());
   temp_slot_ = register_temp(temp_path_);
   stream_ = std::fopen(temp_path_.c_str(), "wb");
   if (!stream_) {
@@ -93,9 +128,11 @@ OutputFile::OutputFile(const std::string& path) : path_(path) {
     unregister_temp(temp_slot_);
     throw error(path, ": cannot create the output (", temp_path_, "): ", std::strerror(err));
   }
+  if (kept_mode_ >= 0) ::fchmod(fileno(stream_), static_cast<mode_t>(kept_mode_));
 }
 
 OutputFile::~OutputFile() {
+  if (in_place_ && !committed_ && stream_) std::fclose(stream_);
   if (committed_ || temp_path_.empty()) return;
   if (stream_) std::fclose(stream_);
   std::remove(temp_path_.c_str());
@@ -105,6 +142,14 @@ OutputFile::~OutputFile() {
 void OutputFile::commit() {
   GGUFLOW_CHECK(!committed_);
   committed_ = true;
+  if (in_place_) {
+    const bool flushed = std::fflush(stream_) == 0;
+    const int saved = errno;
+    const bool closed = std::fclose(stream_) == 0;
+    stream_ = nullptr;
+    if (!flushed || !closed) throw error(name_, ": write failed: ", std::strerror(flushed ? errno : saved));
+    return;
+  }
   if (temp_path_.empty()) {
     if (std::fflush(stream_) != 0) throw error(name_, ": write failed: ", std::strerror(errno));
     return;

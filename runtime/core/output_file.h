@@ -12,6 +12,11 @@ namespace gguflow {
 // temporary. path "-" or "" means stdout (no temporary). A process killed by SIGTERM, SIGINT or
 // SIGHUP while OutputFiles are open removes their temporaries before dying of the signal
 // (unless the program installed its own handler for that signal).
+//
+// As the shell's `>` would: a symbolic link's target is replaced (not the link), a device or
+// FIFO is written in place, a file the user may not write is refused, and a replaced file
+// keeps its permissions. A path naming one of the command's inputs (input_registry.h) is
+// refused before anything is written.
 class OutputFile {
  public:
   explicit OutputFile(const std::string& path);
@@ -28,6 +33,8 @@ class OutputFile {
   std::string path_, temp_path_, name_;
   FILE* stream_ = nullptr;
   bool committed_ = false;
+  bool in_place_ = false;  // a device or FIFO: written directly, closed by commit()
+  int kept_mode_ = -1;     // the replaced file's permission bits
   int temp_slot_ = -1;  // where the signal handler finds temp_path_ (output_file.cc)
 };
 

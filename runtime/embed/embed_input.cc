@@ -1,5 +1,7 @@
 #include "runtime/embed/embed_input.h"
 
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -7,6 +9,7 @@
 #include <iostream>
 
 #include "ops/error.h"
+#include "runtime/core/input_registry.h"
 #include "runtime/core/utf8.h"
 #include "runtime/embed/json_line.h"
 
@@ -93,6 +96,7 @@ InputReport read_embed_inputs(const std::string& path, const InputOptions& optio
     throw error(path, ": expected an input file, found a directory");
   std::ifstream file(path, std::ios::binary);
   if (!file) throw error(path, ": cannot open the input: ", std::strerror(errno));
+  if (struct stat st {}; ::stat(path.c_str(), &st) == 0) remember_input_file(st.st_dev, st.st_ino);
   return read_embed_inputs(file, path, format, options.skip_empty);
 }
 

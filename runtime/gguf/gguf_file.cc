@@ -19,6 +19,7 @@
 
 #include "ops/error.h"
 #include "runtime/core/checked_math.h"
+#include "runtime/core/input_registry.h"
 
 namespace gguflow {
 namespace {
@@ -219,6 +220,7 @@ std::shared_ptr<const GgufFile> GgufFile::open(const std::string& path) {
     ::close(fd);
     throw error(path, ": not a regular file (", file_kind(st.st_mode), ")");
   }
+  remember_input_file(st.st_dev, st.st_ino);
   std::shared_ptr<GgufFile> file(new GgufFile());
   file->path_ = path;
   file->size_ = static_cast<uint64_t>(st.st_size);

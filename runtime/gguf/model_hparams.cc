@@ -1,6 +1,8 @@
 #include "runtime/gguf/model_hparams.h"
 
+#include <cmath>
 #include <cstdint>
+#include <vector>
 
 #include "ops/error.h"
 #include "runtime/gguf/gguf_names.h"
@@ -8,11 +10,12 @@
 namespace gguflow {
 namespace {
 
-// Architectures whose rope pairs dimension i with i + n_rot/2 (GGML's NEOX mode).
+// Architectures whose rope pairs dimension i with i + n_rot/2 (GGML's NEOX mode): the list of
+// graphs/decode.yaml's rope_mode switch, and nomic-bert (graphs/nomic-bert.yaml). For `inspect`.
 bool uses_neox_rope(const std::string& arch) {
   return arch == "qwen2" || arch == "qwen2moe" || arch == "qwen3" || arch == "phi2" ||
-         arch == "phi3" || arch == "gemma" || arch == "gemma2" || arch == "stablelm" ||
-         arch == "gptneox" || arch == "falcon";
+         arch == "phi3" || arch == "gemma" || arch == "gemma2" || arch == "gemma3" ||
+         arch == "stablelm" || arch == "gptneox" || arch == "falcon" || arch == "nomic-bert";
 }
 
 }  // namespace
@@ -50,9 +53,13 @@ ModelHparams read_model_hparams(const GgufFile& file) {
   h.head_dim = optional_int(names::kKeyLength, h.n_embd / h.n_head);
   h.n_rot = optional_int(names::kRopeDimensionCount, h.head_dim);
   h.rope_freq_base = optional_double(names::kRopeFreqBase, 10000.0);
-  h.rms_eps = optional_double(names::kRmsEpsilon, 1e-5);
+  h.layer_norm = !file.find(key(names::kRmsEpsilon)) && file.find(key(names::kLayerNormEpsilon));
+  h.rms_eps = optional_double(h.layer_norm ? names::kLayerNormEpsilon : names::kRmsEpsilon, 1e-5);
   h.rope_neox = uses_neox_rope(h.architecture);
-  h.tied_output = !file.find_tensor(names::kOutput) && file.find_tensor(names::kTokenEmbd);
+  h.learned_positions = file.find_tensor(names::kPositionEmbd) != nullptr;
+  if (const GgufValue* causal = file.find(key(names::kAttentionCausal)))
+    h.encoder = !causal->as_bool(key(names::kAttentionCausal));
+  h.tied_output = !h.encoder && !file.find_tensor(names::kOutput) && file.find_tensor(names::kTokenEmbd);
 
   if (const GgufTensorInfo* embd = file.find_tensor(names::kTokenEmbd); embd && embd->dims.size() >= 2)
     h.n_vocab = static_cast<int64_t>(embd->dims[1]);
@@ -86,6 +93,24 @@ void check_model_metadata(const GgufFile& file) {
                                             : v->number.i64 > 0);
     if (!ok)
       throw error(file.path(), ": metadata '", key, "': expected a positive integer, found ", describe(*v));
+  }
+  // Float hyperparameters (norm epsilons, rope bases and scales, soft-caps): finite, and the
+  // epsilons and the rope base positive. A nan epsilon ran to all-nan logits and token 0.
+  const std::string prefix = arch + ".";
+  for (const GgufKeyValue& kv : file.metadata()) {
+    if (kv.key.rfind(prefix, 0) != 0) continue;
+    const GgufValue& v = kv.value;
+    std::vector<double> values;
+    if (v.type == GgufValueType::kF32 || v.type == GgufValueType::kF64)
+      values.push_back(v.as_double(kv.key));
+    else if (v.type == GgufValueType::kArray &&
+             (v.element_type == GgufValueType::kF32 || v.element_type == GgufValueType::kF64))
+      values = v.as_double_array(kv.key);
+    const bool positive = kv.key.ends_with("epsilon") || kv.key == names::expand(names::kRopeFreqBase, arch);
+    for (double x : values)
+      if (!std::isfinite(x) || (positive && !(x > 0)))
+        throw error(file.path(), ": metadata '", kv.key, "': expected a finite", positive ? " positive" : "",
+                    " number, found ", describe(v));
   }
   // Consistency with the tensors: token_embd is [n_embd, n_vocab].
   const GgufTensorInfo* embd = file.find_tensor(names::kTokenEmbd);

@@ -21,9 +21,13 @@ struct ModelHparams {
   int64_t n_rot = 0;          // {arch}.rope.dimension_count (default head_dim)
   int64_t n_vocab = 0;        // rows of token_embd, else tokenizer size, else {arch}.vocab_size
   double rope_freq_base = 10000.0;
-  double rms_eps = 1e-5;
+  double rms_eps = 1e-5;      // the norms' epsilon: {arch}.attention.layer_norm_rms_epsilon, or
+                              // for LayerNorm models (layer_norm) layer_norm_epsilon
+  bool layer_norm = false;    // the file gives layer_norm_epsilon, not the RMS one (BERT, phi2)
   bool rope_neox = false;     // qwen2-style pairing (i, i + n_rot/2) instead of (2i, 2i+1)
-  bool tied_output = false;   // no output.weight: the lm-head is token_embd
+  bool learned_positions = false;  // position_embd.weight is added to the tokens: no rope
+  bool encoder = false;       // {arch}.attention.causal is false: BERT-style, no lm-head
+  bool tied_output = false;   // a decoder without output.weight: the lm-head is token_embd
   uint64_t n_params = 0;      // elements over all tensors
 };
 

@@ -2,6 +2,7 @@
 #include "runtime/graph/expand.h"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 
 #include "ops/op_registry.h"
@@ -72,6 +73,7 @@ AttrValue typed_attr(const ops::OpSchema& op, const ops::AttrSpec& spec, const A
     case ops::AttrType::kFloat:
       if (const auto* i = std::get_if<int64_t>(&v)) return static_cast<double>(*i);
       if (!std::holds_alternative<double>(v)) mismatch("a number");
+      if (!std::isfinite(std::get<double>(v))) mismatch("a finite number");  // nan, inf: never meant
       return v;
     case ops::AttrType::kBool:
       if (!std::holds_alternative<bool>(v)) mismatch("true or false");

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstdio>
 
 #include "ops/error.h"
+#include "runtime/core/console.h"
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/gguf/gguf_names.h"
 #include "runtime/tokenizer/byte_level.h"
@@ -37,12 +39,20 @@ constexpr std::array<std::string_view, 9> kEndOfGenerationTexts = {
     "<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>",
     "<|eom_id|>", "<EOT>",      "_<EOT>",  "<|end_of_text|>"};
 
-// An optional id key: absent -> `fallback`; out of range (files write u32 -1) -> kNoToken.
+// An optional id key: absent -> `fallback`; out of range -> kNoToken. Files write -1 (as i32,
+// or u32 0xffffffff) for "none"; any other id past the vocabulary is a broken file, said on
+// stderr as llama.cpp does (a BOS of 999 in 512 tokens was dropped without a word).
 TokenId read_id(const GgufFile& file, std::string_view key, TokenId fallback, size_t n_vocab) {
   const GgufValue* value = file.find(key);
   if (value == nullptr) return fallback;
   const int64_t id = value->as_int(key);
-  return (id >= 0 && static_cast<uint64_t>(id) < n_vocab) ? static_cast<TokenId>(id) : kNoToken;
+  if (id >= 0 && static_cast<uint64_t>(id) < n_vocab) return static_cast<TokenId>(id);
+  if (id != -1 && id != int64_t{0xffffffff}) {
+    console::start_stderr_line();
+    std::fprintf(stderr, "gguflow: warning: %s: metadata '%.*s' is %lld, outside the vocabulary of %zu tokens: no such token is used\n",
+                 file.path().c_str(), static_cast<int>(key.size()), key.data(), static_cast<long long>(id), n_vocab);
+  }
+  return kNoToken;
 }
 
 bool read_bool(const GgufFile& file, std::string_view key, bool fallback) {

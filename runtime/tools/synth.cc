@@ -327,8 +327,8 @@ SynthReport synth_model(const SynthOptions& options,
   if (encoder) {
     // ENCODERS.md section 2: LayerNorm epsilon, bidirectional attention, the pooling the model
     // was trained with, two token types.
-    writer.set_f32(names::expand("{arch}.attention.layer_norm_epsilon", a), static_cast<float>(shape.rms_eps));
-    writer.set_bool(names::expand("{arch}.attention.causal", a), false);
+    writer.set_f32(names::expand(names::kLayerNormEpsilon, a), static_cast<float>(shape.rms_eps));
+    writer.set_bool(names::expand(names::kAttentionCausal, a), false);
     if (shape.pooling_type > 0)
       writer.set_u32(names::expand("{arch}.pooling_type", a), static_cast<uint32_t>(shape.pooling_type));
   } else {

@@ -195,7 +195,7 @@ INSTANTIATE_TEST_SUITE_P(
     Arguments, BenchCliErrors,
     ::testing::Values(BadArguments{"-n 2 --format xml", "--format must be md, json or csv, found 'xml'"},
                       BadArguments{"-p 4,abc", "-p expects comma-separated integers, found '4,abc'"},
-                      BadArguments{"-p 4 -t 0", "-t thread counts must be 1..1024, found 0"},
+                      BadArguments{"-p 4 -t -1", "-t: thread counts must be 0..4096 (0: every core), found -1"},
                       BadArguments{"-p 4 -r 0", "-r must be 1..100000, found 0"},
                       BadArguments{"-p -3", "-p sizes must be >= 0"},
                       BadArguments{"-p 0 -n 0", "no test to run"},

@@ -12,6 +12,8 @@
 
 #include <gtest/gtest.h>
 
+#include "runtime/gguf/gguf_file.h"
+#include "runtime/gguf/gguf_writer.h"
 #include "tests/support/json_value.h"
 #include "tests/support/test_data.h"
 
@@ -489,6 +491,118 @@ TEST(CliFindings, ContextShiftKeepsGenerating) {
   EXPECT_NE(stopped.err.find("context full"), std::string::npos) << stopped.err;
   // Up to the first shift both runs are the same text.
   EXPECT_EQ(r.out.substr(0, stopped.out.size()), stopped.out);
+}
+
+// ---- the audit of 2026-12-06 ------------------------------------------------------------------
+
+TEST(CliAudit, OutputThatCannotBeWrittenIsAnError) {
+  GGUFLOW_REQUIRE_DATA(kStories);
+  for (const std::string& command : std::vector<std::string>{"run -m " + stories() + " -p Once -n 4 -t 1", "inspect " + stories(),
+                                    "detokenize -m " + stories() + " 300,301", "ops", "kernels --json"}) {
+    const Result r = sh(command + " > /dev/full");
+    EXPECT_EQ(r.status, 1) << command << ": " << r.err;
+    EXPECT_NE(r.err.find("<stdout>: write failed"), std::string::npos) << command << ": " << r.err;
+  }
+}
+
+TEST(CliAudit, AnOutputNamingAnInputIsRefused) {
+  GGUFLOW_REQUIRE_DATA(kStories);
+  const auto dir = temp_dir();
+  const auto model = dir / "m.gguf";
+  std::filesystem::copy_file(data_path(kStories), model);
+  std::filesystem::create_symlink(model, dir / "link.gguf");
+  const std::string m = quote(model.string());
+  for (const std::string& command : std::vector<std::string>{"quantize " + m + " " + m + " Q8_0",
+                                    "quantize " + m + " " + quote((dir / "link.gguf").string()) + " Q8_0",
+                                    "tensor " + m + " output_norm.weight -o " + m, "lower " + m + " -o " + m}) {
+    const Result r = sh(command);
+    EXPECT_EQ(r.status, 1) << command;
+    EXPECT_NE(r.err.find("this is an input of the command"), std::string::npos) << command << ": " << r.err;
+  }
+  EXPECT_EQ(read_file(model), read_file(data_path(kStories)));
+}
+
+TEST(CliAudit, ModelArgumentCommandsReadGguflowModel) {
+  GGUFLOW_REQUIRE_DATA(kStories);
+  const std::string env = "GGUFLOW_MODEL=" + stories();
+  const Result inspect = sh("inspect", env);
+  EXPECT_EQ(inspect.status, 0) << inspect.err;
+  EXPECT_NE(inspect.out.find("architecture:  llama"), std::string::npos) << inspect.out;
+  const Result tensor = sh("tensor output_norm.weight", env);  // the one argument is the tensor
+  EXPECT_EQ(tensor.status, 0) << tensor.err;
+  EXPECT_EQ(tensor.out.rfind("output_norm.weight [64] F32", 0), 0u) << tensor.out;
+  const Result given = sh("inspect " + quote(data_path("models/stories260K-Q8_0.gguf").string()), env);
+  EXPECT_NE(given.out.find("stories260K-Q8_0.gguf"), std::string::npos) << "an argument wins over the variable";
+}
+
+TEST(CliAudit, DetokenizeListsAreStrict) {
+  GGUFLOW_REQUIRE_DATA(kStories);
+  const Result ok = sh("detokenize -m " + stories() + " '[300, 301]' 302");
+  EXPECT_EQ(ok.status, 0) << ok.err;
+  EXPECT_EQ(ok.out, sh("detokenize -m " + stories() + " 300 301 302").out);
+  for (const std::string ids : {"1,,2", "'1,2,'", "' '", "2x"}) {
+    const Result r = sh("detokenize -m " + stories() + " " + ids);
+    EXPECT_EQ(r.status, 2) << ids << ": " << r.err;
+    EXPECT_EQ(r.err.find("detokenize: error: gguflow detokenize"), std::string::npos) << r.err;
+  }
+}
+
+TEST(CliAudit, NoticesOfFileWritingCommandsGoToStderr) {
+  GGUFLOW_REQUIRE_DATA(kStories);
+  const auto dir = temp_dir();
+  const Result tensor = sh("tensor " + stories() + " output_norm.weight -o " + quote((dir / "t.f32").string()));
+  EXPECT_EQ(tensor.status, 0) << tensor.err;
+  EXPECT_EQ(tensor.out, "");
+  EXPECT_NE(tensor.err.find("wrote "), std::string::npos) << tensor.err;
+}
+
+// Malformed or conflicting values exit 2 whichever part of the program notices them, and an
+// option or argument that would be ignored is refused.
+TEST(CliAudit, UsageErrorsExitTwoAndNothingGivenIsIgnored) {
+  GGUFLOW_REQUIRE_DATA(kStories);
+  const std::string run = "run -m " + stories() + " -n 1 -t 1 ";
+  for (const std::string& args : std::vector<std::string>{
+           run + "-p x -f /dev/null", run + "-p x --temp -1", run + "-p x --top-p 2", run + "-p x --ctx -5",
+           run + "-p x --chat --chat-template foo", run + "-p x --set n_layer", run + "--tokens 1,,2",
+           run + "-p x --dump-logits /tmp/never.f32", run + "-p x --greedy 3", run + "--tokens 1,2 -p x",
+           run + "-p x --system X", "embed -m " + stories() + " extra words", "kv",
+           "kv calibrate -m " + stories() + " --rank 2 --energy 0.5 -o /tmp/never.gguf --text /dev/null",
+           "kv calibrate -m " + stories() + " --rank 0 -o /tmp/never.gguf --text /dev/null",
+           "bench -m " + stories() + " -t -1"}) {
+    const Result r = sh(args);
+    EXPECT_EQ(r.status, 2) << args << ": " << r.err;
+  }
+  EXPECT_FALSE(std::filesystem::exists("/tmp/never.f32"));
+}
+
+TEST(CliAudit, BenchTakesZeroThreadsAsEveryCore) {
+  GGUFLOW_REQUIRE_DATA(kStories);
+  const Result r = sh("bench -m " + stories() + " -p 8 -n 2 -r 1 --json", "GGUFLOW_THREADS=0");
+  EXPECT_EQ(r.status, 0) << r.err;
+}
+
+// A special-token id past the vocabulary (not the -1 that means "none") is said, not dropped
+// silently.
+TEST(CliAudit, SpecialTokenIdsOutsideTheVocabularyAreWarnedAbout) {
+  GGUFLOW_REQUIRE_DATA(kStories);
+  auto source = GgufFile::open(data_path(kStories).string());
+  const auto path = temp_dir() / "bos999.gguf";
+  {
+    GgufWriter w(path.string());
+    w.copy_metadata(*source, {"tokenizer.ggml.bos_token_id"});
+    w.set_u32("tokenizer.ggml.bos_token_id", 999);
+    for (const auto& t : source->tensors()) w.add_tensor(t.name, t.type, t.dims);
+    w.write_header();
+    for (const auto& t : source->tensors()) {
+      const auto bytes = source->tensor_bytes(t);
+      w.write_tensor_data(bytes.data(), bytes.size());
+    }
+    w.finish();
+  }
+  const Result r = sh("tokenize -m " + quote(path.string()) + " -p Once --ids");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("metadata 'tokenizer.ggml.bos_token_id' is 999, outside the vocabulary of 512 tokens"),
+            std::string::npos) << r.err;
 }
 
 }  // namespace

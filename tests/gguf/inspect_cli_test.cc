@@ -22,6 +22,24 @@ TEST(InspectCli, TextReportOnRealModel) {
   EXPECT_NE(out.find("output tied to token_embd"), std::string::npos) << out;
 }
 
+// Each family's positions, norm epsilon and head as its graph uses them (the reference's
+// ARCHS.md / ENCODERS.md): gemma3 and nomic-bert pair rope neox-style, BERT adds learned
+// positions and reads layer_norm_epsilon, and encoders have no lm-head to tie.
+TEST(InspectCli, FamiliesAsTheirGraphsRunThem) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"synth-gemma3-tiny-Q8_0.gguf", "(neox, 40 dims), rms eps 1e-06, vocab 1024, output tied to token_embd\n"},
+      {"synth-nomic-bert-tiny-f32.gguf", "rope base 1000 (neox, 16 dims), layer-norm eps 1e-12, vocab 30522, encoder (bidirectional attention)\n"},
+      {"synth-bert-tiny-cls-f32.gguf", "learned positions (position_embd), layer-norm eps 1e-12, vocab 30522, encoder (bidirectional attention)\n"},
+      {"stories260K.gguf", "rope base 10000 (normal, 8 dims), rms eps 1e-05, vocab 512\n"}};
+  for (const auto& [model, line] : cases) {
+    GGUFLOW_REQUIRE_DATA(std::string("models/") + model);
+    std::string out, err;
+    ASSERT_EQ(test::run_command(gguflow_bin() + " inspect " + test::data_path(std::string("models/") + model).string(),
+                                &out, &err), 0) << err;
+    EXPECT_NE(out.find(line), std::string::npos) << model << "\n" << out;
+  }
+}
+
 TEST(InspectCli, JsonHasTheDocumentedKeys) {
   GGUFLOW_REQUIRE_DATA("models/stories260K.gguf");
   std::string out, err;

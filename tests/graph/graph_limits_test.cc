@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -245,6 +246,35 @@ TEST_F(GraphLimits, HyperparametersOfTheWrongTypeOrValueAreRefusedNamingKeyTypeA
     w.set_string("llama.context_length", "2048");
   }));
   EXPECT_THAT(e, HasSubstr("metadata 'llama.context_length': expected a positive integer, found string \"2048\""));
+}
+
+// A nan epsilon bound and ran: all-nan logits, token 0 sampled, exit 0 (audit 2026-12-06).
+TEST_F(GraphLimits, FloatHyperparametersMustBeFiniteAndEpsilonsAndRopeBasePositive) {
+  const char* eps = "llama.attention.layer_norm_rms_epsilon";
+  auto e = error_loading(decode_yaml().string(), edited_model(eps, [&](GgufWriter& w) {
+    w.set_f32(eps, std::numeric_limits<float>::quiet_NaN());
+  }));
+  EXPECT_THAT(e, HasSubstr("metadata 'llama.attention.layer_norm_rms_epsilon': expected a finite positive number, found f32"));
+  e = error_loading(decode_yaml().string(), edited_model(eps, [&](GgufWriter& w) { w.set_f32(eps, -1.0f); }));
+  EXPECT_THAT(e, HasSubstr("expected a finite positive number, found f32 -1"));
+  e = error_loading(decode_yaml().string(), edited_model("llama.rope.freq_base", [](GgufWriter& w) {
+    w.set_f32("llama.rope.freq_base", 0.0f);
+  }));
+  EXPECT_THAT(e, HasSubstr("metadata 'llama.rope.freq_base': expected a finite positive number"));
+  e = error_loading(decode_yaml().string(), edited_model("llama.rope.scale_linear", [](GgufWriter& w) {
+    w.set_f32("llama.rope.scale_linear", std::numeric_limits<float>::infinity());
+  }));
+  EXPECT_THAT(e, HasSubstr("metadata 'llama.rope.scale_linear': expected a finite number"));
+  // The same values given to the graph directly (--set) are refused at the attribute.
+  graph::LoadOptions nan_base;
+  nan_base.set = graph::parse_set_options({"rope_base=nan"});  // not a number to the parser
+  EXPECT_THAT(error_loading(decode_yaml().string(), model_, nan_base), HasSubstr("expected a number, found 'nan'"));
+  graph::LoadOptions huge_base;
+  huge_base.set = graph::parse_set_options({"rope_base=1e999"});  // a number, but infinite
+  EXPECT_THAT(error_loading(decode_yaml().string(), model_, huge_base), HasSubstr("expected a finite number"));
+  graph::LoadOptions negative_base;
+  negative_base.set = graph::parse_set_options({"rope_base=-5"});
+  EXPECT_THAT(error_loading(decode_yaml().string(), model_, negative_base), HasSubstr("expected base > 0, found -5"));
 }
 
 TEST_F(GraphLimits, EmbeddingLengthMustMatchTokenEmbd) {

@@ -380,10 +380,10 @@ TEST(RunHardening, OutOfRangeNumbersAreRefusedNamingTheOption) {
   GGUFLOW_REQUIRE_DATA(kStories);
   // 2^62: the KV cache size wrapped and the caches were written out of bounds.
   expect_one_line_error(run({"--model", stories(), "--prompt", "x", "-n", "1", "--ctx", "4611686018427387904"}),
-                        "--ctx: expected at most 16777216 tokens");
+                        "option '--ctx': expected an integer from 0 to 16777216", 2);
   // 2^40: a bare std::bad_alloc before.
   expect_one_line_error(run({"--model", stories(), "--prompt", "x", "-n", "1", "--ctx", "1099511627776"}),
-                        "--ctx: expected at most 16777216 tokens");
+                        "option '--ctx': expected an integer from 0 to 16777216", 2);
   expect_one_line_error(run({"--model", stories(), "--prompt", "x", "-n", "-2"}),
                         "option '--n-predict': expected an integer from -1 to", 2);
   expect_one_line_error(run({"--model", stories(), "--prompt", "x", "-n", "1", "--threads", "4294967297"}),

@@ -31,7 +31,8 @@ TEST(QuantizeCli, PrintsTheTypeMixAndWritesTheFile) {
   std::string stdout_text, stderr_text;
   ASSERT_EQ(test::run_command(gguflow_cmd("quantize " + model("synth-qwen2-tiny-f32.gguf") + " " + out + " Q4_K_M"),
                               &stdout_text, &stderr_text), 0) << stderr_text;
-  EXPECT_NE(stdout_text.find("type mix: F32 x11, Q5_0 x11, Q8_0 x2, Q4_K x1, Q6_K x1"), std::string::npos) << stdout_text;
+  EXPECT_NE(stderr_text.find("type mix: F32 x11, Q5_0 x11, Q8_0 x2, Q4_K x1, Q6_K x1"), std::string::npos) << stderr_text;
+  EXPECT_EQ(stdout_text, "");  // notices go to stderr (docs/CLI.md rule 1)
   EXPECT_TRUE(std::filesystem::exists(out));
   EXPECT_FALSE(test::has_temporary_of(out));
 }
@@ -55,7 +56,8 @@ TEST(SynthCli, ExplicitShapeFlags) {
   ASSERT_EQ(test::run_command(gguflow_cmd("synth --arch llama --n-embd 256 --n-layer 2 --n-head 4 --n-head-kv 2 "
                                           "--n-ff 512 --n-vocab 400 --type Q4_K_M --seed 3 -o " + out),
                               &stdout_text, &err), 0) << err;
-  EXPECT_NE(stdout_text.find("type mix:"), std::string::npos) << stdout_text;
+  EXPECT_NE(err.find("type mix:"), std::string::npos) << err;
+  EXPECT_EQ(stdout_text, "");
   auto f = GgufFile::open(out);
   EXPECT_EQ(f->get("llama.attention.head_count_kv").as_int(), 2);
   EXPECT_STREQ(f->tensor("output.weight").type_name(), "Q6_K");
