@@ -6,16 +6,7 @@
 namespace gguflow::embed {
 
 JsonField json_object_field(std::string_view line, std::string_view key) {
-  Json object;
-  try {
-    object = Json::parse(line);
-  } catch (const Json::exception& e) {  // parse_error, and out_of_range for a number like 1e999
-    // what() is "[json.exception.parse_error.101] parse error at line 1, column 8: ..."; the
-    // bracketed id means nothing to a user.
-    const std::string what = e.what();
-    const size_t text = what.find("] ");
-    throw error(text == std::string::npos ? what : what.substr(text + 2));
-  }
+  const Json object = parse_json(line);
   if (!object.is_object())
     throw error("expected a JSON object, found a", object.is_array() ? "n " : " ",
                 object.type_name());

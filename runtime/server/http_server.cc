@@ -1,6 +1,7 @@
 #include "runtime/server/http_server.h"
 
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <ctime>
@@ -80,6 +81,13 @@ HttpServer::HttpServer(ServedModel& model, ServeOptions options, FILE* log)
                               options_.engine.max_queue + 4, 8, 1024));
   http_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   http_->set_payload_max_length(options_.max_body_bytes);
+  // SO_REUSEADDR only: httplib 0.11's default adds SO_REUSEPORT, with which a second server on
+  // a port in use bound it too and the kernel split the connections between the two (each
+  // serving its own model) instead of the second one failing to start.
+  http_->set_socket_options([](socket_t sock) {
+    const int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   http_->set_keep_alive_max_count(1000);
   http_->set_read_timeout(30s);
   http_->set_write_timeout(30s);
@@ -181,20 +189,42 @@ void HttpServer::add_routes() {
   http.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
     reply_json(res, 200, models_json(model_.id(), started_));
   });
-  http.Post("/v1/chat/completions", [this](const httplib::Request& req, httplib::Response& res) {
-    handle_generation(req, res, /*chat=*/true);
+  // Routes with a content reader: read_body reads the body (see there).
+  using Reader = httplib::ContentReader;
+  http.Post("/v1/chat/completions", [this](const httplib::Request& req, httplib::Response& res, const Reader& body) {
+    handle_generation(req, body, res, /*chat=*/true);
   });
-  http.Post("/v1/completions", [this](const httplib::Request& req, httplib::Response& res) {
-    handle_generation(req, res, /*chat=*/false);
+  http.Post("/v1/completions", [this](const httplib::Request& req, httplib::Response& res, const Reader& body) {
+    handle_generation(req, body, res, /*chat=*/false);
   });
-  http.Post("/v1/embeddings", [this](const httplib::Request& req, httplib::Response& res) {
-    handle_embeddings(req, res);
+  http.Post("/v1/embeddings", [this](const httplib::Request& req, httplib::Response& res, const Reader& body) {
+    handle_embeddings(req, body, res);
   });
 }
 
-void HttpServer::handle_generation(const httplib::Request& req, httplib::Response& res, bool chat) {
+std::string HttpServer::read_body(const httplib::Request& req, const httplib::ContentReader& content) const {
+  const ApiError too_large(413, "the request body is larger than the server's limit of " +
+                                    std::to_string(options_.max_body_bytes) + " bytes",
+                           "invalid_request_error", "request_too_large");
+  // A declared length past the limit: httplib skips such a body without handing it to us.
+  if (req.has_header("Content-Length") &&
+      req.get_header_value<uint64_t>("Content-Length") > options_.max_body_bytes)
+    throw too_large;
+  std::string body;
+  bool over = false;
+  content([&](const char* data, size_t n) {
+    over = body.size() + n > options_.max_body_bytes;
+    if (!over) body.append(data, n);
+    return !over;  // stops reading a chunked body at the limit
+  });
+  if (over) throw too_large;
+  return body;
+}
+
+void HttpServer::handle_generation(const httplib::Request& req, const httplib::ContentReader& content,
+                                   httplib::Response& res, bool chat) {
   answer(res, [&] {
-    const Json body = parse_body(req.body);
+    const Json body = parse_body(read_body(req, content));
     const GenerationRequest g = chat ? parse_chat_request(body) : parse_completion_request(body);
     check_model(g.model);
     if (!engine_)
@@ -294,9 +324,10 @@ void HttpServer::handle_generation(const httplib::Request& req, httplib::Respons
   });
 }
 
-void HttpServer::handle_embeddings(const httplib::Request& req, httplib::Response& res) {
+void HttpServer::handle_embeddings(const httplib::Request& req, const httplib::ContentReader& content,
+                                   httplib::Response& res) {
   answer(res, [&] {
-    const EmbeddingRequest e = parse_embedding_request(parse_body(req.body));
+    const EmbeddingRequest e = parse_embedding_request(parse_body(read_body(req, content)));
     check_model(e.model);
     if (stopping_) throw ApiError(503, "the server is shutting down", "server_error", "shutting_down");
     if (!model_.can_embed())

@@ -23,6 +23,7 @@ namespace httplib {
 class Server;
 struct Request;
 struct Response;
+class ContentReader;
 }  // namespace httplib
 
 namespace gguflow::server {
@@ -57,8 +58,16 @@ class HttpServer {
 
  private:
   void add_routes();
-  void handle_generation(const httplib::Request& req, httplib::Response& res, bool chat);
-  void handle_embeddings(const httplib::Request& req, httplib::Response& res);
+  void handle_generation(const httplib::Request& req, const httplib::ContentReader& content,
+                         httplib::Response& res, bool chat);
+  void handle_embeddings(const httplib::Request& req, const httplib::ContentReader& content,
+                         httplib::Response& res);
+  // The request body, read by us rather than by httplib 0.11: its --max-body limit then holds
+  // for chunked bodies too (httplib checks Content-Length only, so a chunked body could be any
+  // size), and a body sent as application/x-www-form-urlencoded (curl -d's default, as in the
+  // docs' examples) is read as the JSON it is (httplib refused those over 8 KiB with a 413 that
+  // blamed --max-body). Throws ApiError 413 past the limit.
+  std::string read_body(const httplib::Request& req, const httplib::ContentReader& content) const;
   // 404 unless `requested` is empty or names the served model.
   void check_model(const std::string& requested) const;
   std::string new_id(const char* prefix);

@@ -14,6 +14,19 @@ std::string kind_of(const Json& value) {
   return (name == "array" || name == "object" ? "an " : "a ") + name;
 }
 
+// A value quoted in an error message: its JSON text, cut to 80 bytes (a client's megabyte-long
+// value is not sent back to it).
+std::string quoted(const Json& value) {
+  constexpr size_t kMostBytes = 80;
+  std::string text = json_text(value, -1);
+  if (text.size() > kMostBytes) {
+    size_t cut = kMostBytes;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // whole characters
+    text = text.substr(0, cut) + "... (" + std::to_string(text.size()) + " bytes)";
+  }
+  return text;
+}
+
 const Json* member(const Json& object, const char* key) {
   const auto it = object.find(key);
   return it == object.end() || it->is_null() ? nullptr : &*it;
@@ -146,7 +159,7 @@ std::string message_content(const Json& content, size_t index) {
     const std::string part_where = where + "[" + std::to_string(i) + "]";
     if (!part.is_object() || !part.contains("type") || part["type"] != "text")
       throw invalid_request(part_where + ": expected a part {\"type\": \"text\", \"text\": ...} "
-                            "(this model reads text only), found " + json_text(part, -1));
+                            "(this model reads text only), found " + quoted(part));
     if (!part.contains("text") || !part["text"].is_string())
       throw invalid_request(part_where + ".text: expected a string");
     text += part["text"].get<std::string>();
@@ -159,12 +172,9 @@ std::string message_content(const Json& content, size_t index) {
 Json parse_body(std::string_view text) {
   Json body;
   try {
-    body = Json::parse(text);
-  } catch (const Json::exception& e) {  // parse_error, and out_of_range for a number like 1e999
-    const std::string what = e.what();
-    const size_t start = what.find("] ");  // drop nlohmann's "[json.exception.parse_error.101]"
-    throw invalid_request("the request body is not valid JSON: " +
-                          (start == std::string::npos ? what : what.substr(start + 2)));
+    body = parse_json(text);
+  } catch (const Error& e) {
+    throw invalid_request(std::string("the request body is not valid JSON: ") + e.what());
   }
   if (!body.is_object())
     throw invalid_request("expected a JSON object as the request body, found " + kind_of(body));
@@ -186,7 +196,7 @@ GenerationRequest parse_chat_request(const Json& body) {
     if (role == "developer") role = "system";  // the newer OpenAI name for the system role
     if (role != "system" && role != "user" && role != "assistant")
       throw invalid_request(where + ".role: expected system, user or assistant, found " +
-                            (member(m, "role") ? json_text(m["role"], -1) : std::string("none")));
+                            (member(m, "role") ? quoted(m["role"]) : std::string("none")));
     const Json* content = member(m, "content");
     if (!content) throw invalid_request(where + ".content: expected text, found none");
     r.messages.push_back(ChatMessage{role, message_content(*content, i)});

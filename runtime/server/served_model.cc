@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "ops/error.h"
+#include "runtime/graph/graph_choice.h"
 
 namespace gguflow::server {
 
@@ -22,19 +23,27 @@ ServedModel::ServedModel(const ModelOptions& options) : path_(options.model_path
   session_options.cache_type_k = options.cache_type_k;
   session_options.cache_type_v = options.cache_type_v;
   session_options.pack_weights = true;  // the engine packs before its first step (batch invariance)
-  try {
+  // A model whose architecture has no generation graph (an encoder) serves embeddings only;
+  // one that has a graph (given, or shipped for its architecture) must load for generation, so
+  // a bad --ctx, --parallel or --set is a startup error, not a server that refuses every
+  // completion.
+  std::string graph_path = options.graph_path;
+  if (graph_path.empty()) {
+    try {
+      graph_path = graph::default_graph_path(*file_, graph::Job::kGenerate);
+    } catch (const Error& e) {
+      why_no_generation_ = e.what();
+    }
+  }
+  if (!graph_path.empty()) {
     graph::LoadOptions load;
     load.set = options.set;
-    generation_ = runner::load_generation_graph(file_, options.graph_path, load);
+    generation_ = runner::load_generation_graph(file_, graph_path, load);
     session_ = std::make_unique<exec::Session>(generation_.graph, *kernels_->table, session_options);
     runner::check_logits_output(generation_, *session_, tokenizer_->vocab_size());
     if (session_->max_batch() < session_->n_slots())
       throw error("--ctx ", session_->n_ctx(), " holds fewer tokens than --parallel ",
                   session_->n_slots(), " (one step feeds a token of every request): raise --ctx");
-  } catch (const Error& e) {
-    if (!options.graph_path.empty()) throw;  // the graph asked for must work
-    session_.reset();
-    why_no_generation_ = e.what();
   }
   if (session_) chat_template_ = ChatTemplate::detect(*file_, tokenizer_->vocab());
 

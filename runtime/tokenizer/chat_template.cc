@@ -78,6 +78,11 @@ std::string apply_gemma(std::span<const ChatMessage> messages, bool add_generati
     out += trim(m.content);
     out += "<end_of_turn>\n";
   }
+  // Gemma has no system role: a system message goes into the next user turn. With none after
+  // it, it would vanish from the prompt without a word.
+  if (!system.empty())
+    throw error("the gemma chat format has no system role: a system message is put into the next "
+                "user message, and none follows it");
   if (add_generation_prompt) out += "<start_of_turn>model\n";
   return out;
 }

@@ -68,6 +68,12 @@ int start_long_stream(int port, int max_tokens, std::string* first_bytes = nullp
   return fd;
 }
 
+std::string quote_for_shell(const std::string& word) {
+  std::string q = "'";
+  for (char c : word) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
 bool eventually(const std::function<bool()>& condition, double timeout_s = 10) {
   const auto start = std::chrono::steady_clock::now();
   while (std::chrono::steady_clock::now() - start < std::chrono::duration<double>(timeout_s)) {
@@ -131,6 +137,59 @@ TEST(ServerHttp, EveryBadRequestGetsItsStatusAndAnOpenAiErrorBody) {
   EXPECT_NE(metrics.find("gguflow_requests_total{endpoint=\"/v1/completions\",status=\"413\"} 1"),
             std::string::npos) << metrics;
   EXPECT_NE(server.log().find("listening on http://127.0.0.1:"), std::string::npos);  // loopback
+  EXPECT_EQ(server.stop(SIGTERM, 30), 0) << server.log();
+}
+
+// The audit of 2026-12-06: a request that crashed the server, bodies that slipped past or were
+// wrongly caught by the limit, a port shared with another server, options that left a server
+// up that could not generate.
+TEST(ServerHttp, HostileBodiesAndStartupMistakes) {
+  GGUFLOW_REQUIRE_DATA(kModel);
+  ServerProcess server({"-m", model_path(), "-c", "64", "--parallel", "2", "--max-body", "250000", "-t", "1"});
+  ASSERT_NE(server.port(), 0);
+  httplib::Client client("127.0.0.1", server.port());
+  // 100,000 nested arrays as a message's content: quoting it back in the error overflowed the
+  // stack of the server's thread (a segfault). Now refused at the parser.
+  const std::string deep = R"({"messages": [{"role": "user", "content": )" + std::string(100000, '[') +
+                           std::string(100000, ']') + "}]}";
+  expect_error_body(client.Post("/v1/chat/completions", deep, "application/json"), 400,
+                    "nested more than 64 levels deep");
+  // A megabyte-long value is not quoted back whole.
+  const auto role = client.Post("/v1/chat/completions",
+                                Json{{"messages", {{{"role", std::string(15000, 'x')}, {"content", "hi"}}}}}.dump(),
+                                "application/json");
+  ASSERT_TRUE(role);
+  EXPECT_EQ(role->status, 400);
+  EXPECT_LT(role->body.size(), 1000u) << role->body.substr(0, 300);
+  // A chunked body (no Content-Length) over --max-body: 413, as one with a length.
+  const auto chunked = client.Post(
+      "/v1/completions",
+      [](size_t offset, httplib::DataSink& sink) {
+        const std::string piece(1000, ' ');
+        if (offset < 400000) sink.write(piece.data(), piece.size());
+        else sink.done();
+        return true;
+      },
+      "application/json");
+  expect_error_body(chunked, 413, "larger than the server's limit of 250000 bytes");
+  // JSON sent as a form (curl -d's content type, as in the docs) over 8 KiB: read as JSON.
+  const std::string prompt(9000, 'a');
+  const auto form = httplib::Client("127.0.0.1", server.port())
+                        .Post("/v1/completions", Json{{"prompt", prompt}, {"max_tokens", 1}}.dump(),
+                              "application/x-www-form-urlencoded");
+  ASSERT_TRUE(form);
+  EXPECT_NE(form->status, 413) << form->body;  // 400 for a 9000-letter prompt over ctx 64 is fine
+  EXPECT_EQ(client.Get("/health")->status, 200) << "the server is still up";
+
+  // A second server on the same port fails to start (SO_REUSEPORT had let it share the port).
+  std::string out, err;
+  const std::string serve = quote_for_shell((binary_dir() / "gguflow").string()) + " serve -m " +
+                            quote_for_shell(model_path()) + " -t 1 ";
+  EXPECT_EQ(run_command("timeout 60 " + serve + "--port " + std::to_string(server.port()), &out, &err), 1) << err;
+  EXPECT_NE(err.find("cannot listen on 127.0.0.1:" + std::to_string(server.port())), std::string::npos) << err;
+  // A context too small for the slots is a startup error, not a server that refuses every request.
+  EXPECT_EQ(run_command("timeout 60 " + serve + "--port 0 --ctx 3 --parallel 4", &out, &err), 1) << err;
+  EXPECT_NE(err.find("holds fewer tokens than --parallel 4"), std::string::npos) << err;
   EXPECT_EQ(server.stop(SIGTERM, 30), 0) << server.log();
 }
 

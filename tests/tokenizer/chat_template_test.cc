@@ -47,6 +47,14 @@ TEST(ChatTemplate, Gemma) {
             "<start_of_turn>model\n");
 }
 
+// A system message with no user message after it has nowhere to go: refused, not dropped.
+TEST(ChatTemplate, GemmaRefusesASystemMessageNoUserMessageFollows) {
+  const std::vector<ChatMessage> only_system = {{"system", "Be brief."}};
+  EXPECT_THROW(ChatTemplate(ChatFormat::kGemma).apply(only_system), Error);
+  const std::vector<ChatMessage> system_last = {{"user", "Hi"}, {"system", "Be brief."}};
+  EXPECT_THROW(ChatTemplate(ChatFormat::kGemma).apply(system_last), Error);
+}
+
 TEST(ChatTemplate, Phi3) {
   EXPECT_EQ(ChatTemplate(ChatFormat::kPhi3).apply(kConversation),
             "<|system|>\nBe brief.<|end|>\n<|user|>\nHi<|end|>\n<|assistant|>\nHello!<|end|>\n"
