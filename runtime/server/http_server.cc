@@ -211,13 +211,19 @@ std::string HttpServer::read_body(const httplib::Request& req, const httplib::Co
       req.get_header_value<uint64_t>("Content-Length") > options_.max_body_bytes)
     throw too_large;
   std::string body;
-  bool over = false;
+  size_t received = 0;
   content([&](const char* data, size_t n) {
-    over = body.size() + n > options_.max_body_bytes;
-    if (!over) body.append(data, n);
-    return !over;  // stops reading a chunked body at the limit
+    received += n;
+    if (received <= options_.max_body_bytes) {
+      body.append(data, n);
+      return true;
+    }
+    std::string().swap(body);  // over the limit: nothing more is kept
+    // Read on (and drop) up to the limit once more, so that a client still sending reads the
+    // 413 instead of a connection reset by unread data; past that, stop reading.
+    return received <= 2 * options_.max_body_bytes;
   });
-  if (over) throw too_large;
+  if (received > options_.max_body_bytes) throw too_large;
   return body;
 }
 
