@@ -102,10 +102,11 @@ ReferenceGreedy read_reference_greedy(const std::string& stem) {
 
 std::vector<float> run_prompt(std::shared_ptr<const graph::Graph> g, const GguflowKernels& k,
                               const std::vector<int32_t>& tokens, int n_threads,
-                              exec::Scheduler scheduler) {
+                              exec::Scheduler scheduler, std::optional<ops::KvCacheType> cache_type) {
   exec::SessionOptions options;
   options.n_threads = n_threads;
   options.scheduler = scheduler;
+  options.cache_type_k = options.cache_type_v = cache_type;  // both, as llama.cpp's -ctk/-ctv f16
   exec::Session session(std::move(g), k, options);
   std::vector<float> all;
   session.prefill(tokens, &all);

@@ -51,6 +51,7 @@ ReferenceGreedy read_reference_greedy(const std::string& stem);
 // Logits of every position, [tokens.size()][n_vocab], from one prefill.
 std::vector<float> run_prompt(std::shared_ptr<const graph::Graph> g, const GguflowKernels& k,
                               const std::vector<int32_t>& tokens, int n_threads,
-                              exec::Scheduler scheduler = exec::Scheduler::kFlowGraph);
+                              exec::Scheduler scheduler = exec::Scheduler::kFlowGraph,
+                              std::optional<ops::KvCacheType> cache_type = std::nullopt);
 
 }  // namespace gguflow::test

@@ -19,6 +19,7 @@
 // A single wrongly decoded element costs about |w_k a_k| ~ magnitude / n, far above the bound.
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -43,6 +44,13 @@ const TypeCase kTypes[] = {
     {GGML_TYPE_Q2_K, 512}, {GGML_TYPE_Q3_K, 512}, {GGML_TYPE_Q4_K, 512}, {GGML_TYPE_Q5_K, 512},
     {GGML_TYPE_Q6_K, 512},
 };
+
+// Half the spacing of fp16 values at |v| (2^-25 below the normal range): a rounding's bound.
+double fp16_half_ulp(double v) {
+  const double a = std::fabs(v);
+  if (a < std::ldexp(1.0, -14)) return std::ldexp(1.0, -25);
+  return std::ldexp(1.0, std::ilogb(a) - 11);
+}
 
 constexpr int64_t kRows = 13;   // odd, not a multiple of any row tile
 constexpr int64_t kActs = 17;   // batch sizes 1..17
@@ -70,7 +78,10 @@ struct Problem {
   std::vector<double> ref, tol;          // [kActs][kRows]
 };
 
-Problem make_problem(const GguflowKernels& k, const TypeCase& tc) {
+// active_block >= 0: the activations are zero outside that weight block, so the tolerance (which
+// grows with the row's length) covers only it, and a wrongly decoded element of that block of
+// a long row shows (over a whole row of 97 super-blocks it could hide in the bound).
+Problem make_problem(const GguflowKernels& k, const TypeCase& tc, int64_t active_block = -1) {
   Problem p;
   p.type = tc.type;
   p.act_type = k.act_type[tc.type];
@@ -79,15 +90,34 @@ Problem make_problem(const GguflowKernels& k, const TypeCase& tc) {
   p.w_row_bytes = row_bytes(tc.type, tc.n);
   p.act_row_bytes = row_bytes(p.act_type, tc.n);
 
-  const auto wf = make_rows(kRows, tc.n, 1234 + tc.type, 0);
-  const auto af = make_rows(kActs, tc.n, 99 + tc.type, 3);
-  p.w.resize(kRows * p.w_row_bytes);
-  p.act.resize(kActs * p.act_row_bytes);
-  std::vector<float> wd(kRows * tc.n), ad(kActs * tc.n);
-  for (int64_t r = 0; r < kRows; ++r) {
-    quantize_row(tc.type, &wf[r * tc.n], &p.w[r * p.w_row_bytes], tc.n);
-    dequantize_row(tc.type, &p.w[r * p.w_row_bytes], &wd[r * tc.n], tc.n);
+  auto af = make_rows(kActs, tc.n, 99 + tc.type, 3);
+  if (active_block >= 0) {
+    const int64_t block = ggml_type_info(tc.type)->block_size;
+    for (int64_t a = 0; a < kActs; ++a)
+      for (int64_t i = 0; i < tc.n; ++i)
+        if (i / block != active_block) af[a * tc.n + i] = 0.0f;
   }
+  p.act.resize(kActs * p.act_row_bytes);
+  std::vector<float> ad(kActs * tc.n);
+  // The weights depend on (type, n) only: quantized once for all the calls that share them
+  // (the k-quants' reference quantizers search scales, the slow part of a long-row problem).
+  struct Weights {
+    std::vector<uint8_t> quantized;
+    std::vector<float> decoded;
+  };
+  static std::map<std::pair<uint32_t, int64_t>, Weights> cache;
+  Weights& weights = cache[{tc.type, tc.n}];
+  if (weights.quantized.empty()) {
+    const auto wf = make_rows(kRows, tc.n, 1234 + tc.type, 0);
+    weights.quantized.resize(kRows * p.w_row_bytes);
+    weights.decoded.resize(kRows * tc.n);
+    for (int64_t r = 0; r < kRows; ++r) {
+      quantize_row(tc.type, &wf[r * tc.n], &weights.quantized[r * p.w_row_bytes], tc.n);
+      dequantize_row(tc.type, &weights.quantized[r * p.w_row_bytes], &weights.decoded[r * tc.n], tc.n);
+    }
+  }
+  p.w = weights.quantized;
+  const std::vector<float>& wd = weights.decoded;
   std::vector<uint8_t> expected_act(p.act_row_bytes);
   for (int64_t a = 0; a < kActs; ++a) {
     k.quantize_act(p.act_type, &af[a * tc.n], &p.act[a * p.act_row_bytes], tc.n);
@@ -104,7 +134,10 @@ Problem make_problem(const GguflowKernels& k, const TypeCase& tc) {
     for (int64_t r = 0; r < kRows; ++r) {
       double dot = 0.0, magnitude = 0.0;
       double s_rounding = 0.0;
-      for (int64_t b0 = 0; b0 < tc.n; b0 += p.block) {
+      // Only the active block contributes when there is one (the others' activations are 0).
+      const int64_t first = active_block >= 0 ? active_block * p.block : 0;
+      const int64_t end = active_block >= 0 ? first + p.block : tc.n;
+      for (int64_t b0 = first; b0 < end; b0 += p.block) {
         double block_max = 0.0;
         for (int64_t k2 = b0; k2 < b0 + p.block; ++k2) block_max = std::max(block_max, std::fabs(double(wd[r * tc.n + k2])));
         if (p.act_type == GGML_TYPE_Q8_1) {
@@ -112,6 +145,14 @@ Problem make_problem(const GguflowKernels& k, const TypeCase& tc) {
           double sum_q = 0.0;
           for (int8_t q : ab.qs) sum_q += q;
           const double exact_s = double(gguflow_fp16_to_f32(ab.d)) * sum_q;
+          // s is fp16(sum(q) * d) from the float d (GGML's quantize_row_q8_1_ref), while
+          // exact_s uses the stored fp16 d: they differ by |sum| times d's rounding plus s's own.
+          // Checked here, so that the term s adds to the tolerance below cannot grow with a
+          // wrong s.
+          const double d16 = gguflow_fp16_to_f32(ab.d);
+          EXPECT_LE(std::fabs(double(gguflow_fp16_to_f32(ab.s)) - exact_s),
+                    std::fabs(sum_q) * fp16_half_ulp(d16) + fp16_half_ulp(exact_s) * 1.01)
+              << "block_q8_1.s is not d * sum(q), block " << b0 / 32;
           s_rounding += block_max * std::fabs(double(gguflow_fp16_to_f32(ab.s)) - exact_s);
         }
         for (int64_t k2 = b0; k2 < b0 + p.block; ++k2) {
@@ -127,6 +168,18 @@ Problem make_problem(const GguflowKernels& k, const TypeCase& tc) {
 }
 
 class KernelParity : public ::testing::TestWithParam<std::string> {};
+
+// A type a plugin starts to advertise is checked too: the plugin's types are kTypes exactly.
+TEST_P(KernelParity, ThePluginsTypesAreTheTestedTypes) {
+  const GguflowKernels& k = plugin_table(GetParam());
+  for (uint32_t t = 0; t < GGML_TYPE_COUNT; ++t) {
+    const bool tested = std::any_of(std::begin(kTypes), std::end(kTypes), [&](const TypeCase& c) { return c.type == t; });
+    if (ggml_type_info(t) == nullptr) continue;
+    EXPECT_EQ(k.act_type[t] != GGML_TYPE_COUNT, tested)
+        << ggml_type_info(t)->name << (tested ? ": tested but the plugin has no kernel for it"
+                                              : ": the plugin has a kernel no parity test checks (add it to kTypes)");
+  }
+}
 
 TEST_P(KernelParity, MatVecAndMatMatMatchReferenceForEveryType) {
   const GguflowKernels& k = plugin_table(GetParam());
@@ -194,6 +247,25 @@ TEST_P(KernelParity, KQuantLongRowsMatchReferenceInBothMatMatPaths) {
       for (int64_t i = 0; i < kActs * kRows; ++i) ASSERT_NEAR(y_vec[i], p.ref[i], p.tol[i]) << "mat_vec, output " << i;
       k.mat_mat(p.type, p.w.data(), p.w_row_bytes, p.n, 0, kRows, p.act.data(), p.act_row_bytes, kActs, y.data(), kRows);
       EXPECT_EQ(0, std::memcmp(y.data(), y_vec.data(), y.size() * sizeof(float))) << "mat_mat differs from mat_vec";
+    }
+  }
+}
+
+// Long rows one block at a time (every 16th block and the last): each block's decoding is held
+// to a tolerance of that block alone, not one that grows with the whole row.
+TEST_P(KernelParity, LongRowsMatchReferenceBlockByBlock) {
+  const GguflowKernels& k = plugin_table(GetParam());
+  const TypeCase long_rows[] = {{GGML_TYPE_Q4_0, 4864}, {GGML_TYPE_Q5_0, 4864}, {GGML_TYPE_Q8_0, 4864},
+                                {GGML_TYPE_Q2_K, 256 * 97}, {GGML_TYPE_Q3_K, 256 * 97}, {GGML_TYPE_Q4_K, 256 * 97},
+                                {GGML_TYPE_Q5_K, 256 * 97}, {GGML_TYPE_Q6_K, 256 * 97}};
+  for (const TypeCase& tc : long_rows) {
+    const int64_t blocks = tc.n / ggml_type_info(tc.type)->block_size;
+    for (int64_t b = 0; b < blocks; b = b + 16 < blocks ? b + 16 : (b == blocks - 1 ? blocks : blocks - 1)) {
+      SCOPED_TRACE(std::string(ggml_type_info(tc.type)->name) + " n=" + std::to_string(tc.n) + " block " + std::to_string(b));
+      const Problem p = make_problem(k, tc, b);
+      std::vector<float> y(kActs * kRows);
+      k.mat_mat(p.type, p.w.data(), p.w_row_bytes, p.n, 0, kRows, p.act.data(), p.act_row_bytes, kActs, y.data(), kRows);
+      for (int64_t i = 0; i < kActs * kRows; ++i) ASSERT_NEAR(y[i], p.ref[i], p.tol[i]) << "output " << i;
     }
   }
 }

@@ -381,18 +381,20 @@ GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(PackedWeightsData);
 INSTANTIATE_TEST_SUITE_P(Plugins, PackedWeightsData, ::testing::ValuesIn(packing_plugin_names()),
                          [](const auto& info) { return info.param; });
 
-// A regression that silently turns packing off would pass every test above vacuously.
-TEST(PackedWeightsExpectation, Avx2AndAvx3PackQ4_0Q5_0AndQ8_0InGroupsOf8) {
+// A regression that silently turns packing off would pass every test above vacuously: every
+// x86 plugin from AVX2 up packs the five types of the shipped models in groups of 8 rows, and
+// the portable ones pack nothing.
+TEST(PackedWeightsExpectation, EachPluginPacksExactlyTheExpectedTypes) {
   const auto names = supported_plugin_names();
-  if (std::find(names.begin(), names.end(), "avx2") == names.end())
-    GTEST_SKIP() << "this CPU cannot run the avx2 plugin";
-  for (const char* name : {"avx2", "avx3"}) {
-    if (std::find(names.begin(), names.end(), name) == names.end()) continue;
+  const uint32_t packed[] = {GGML_TYPE_Q4_0, GGML_TYPE_Q5_0, GGML_TYPE_Q8_0, GGML_TYPE_Q4_K, GGML_TYPE_Q6_K};
+  for (const std::string& name : names) {
     SCOPED_TRACE(name);
     const GguflowKernels& k = plugin_table(name);
-    EXPECT_EQ(k.pack_rows[GGML_TYPE_Q4_0], 8u);
-    EXPECT_EQ(k.pack_rows[GGML_TYPE_Q5_0], 8u);
-    EXPECT_EQ(k.pack_rows[GGML_TYPE_Q8_0], 8u);
+    const bool x86_packing = name != "scalar" && name != "sse4";
+    for (uint32_t t = 0; t < GGML_TYPE_COUNT; ++t) {
+      const bool expected = x86_packing && std::find(std::begin(packed), std::end(packed), t) != std::end(packed);
+      EXPECT_EQ(k.pack_rows[t], expected ? 8u : 0u) << "type " << t;
+    }
   }
 }
 

@@ -68,6 +68,32 @@ TEST(PluginFiles, EveryBuiltPluginHasTheTargetItsNameSays) {
   }
 }
 
+// The parity, KV-cache, packed-weight and end-to-end logits suites run every plugin this CPU can
+// run and leave out the others (and the logits suites allow an empty list: the scalar case here
+// fails if not even the scalar plugin loads). This says which were left out, one SKIPPED line per built
+// plugin that cannot run here (its checks need a CPU that has its instructions), so a green
+// run on one machine is not read as "every plugin checked".
+class BuiltPlugin : public testing::TestWithParam<const char*> {};
+
+TEST_P(BuiltPlugin, RunsHereSoEverySuiteChecksIt) {
+  const auto candidates = plugins::scan_plugins(in_bin_dir());
+  const auto it = std::find_if(candidates.begin(), candidates.end(),
+                               [&](const plugins::PluginCandidate& c) { return c.name == GetParam(); });
+  ASSERT_NE(it, candidates.end()) << "plugin " << GetParam() << " not built in " << binary_dir();
+  if (!it->usable)
+    GTEST_SKIP() << "plugin " << GetParam() << " cannot run on this CPU (" << it->reason
+                 << "): no parity, cache, packed-weight or logits test checked it in this run";
+}
+
+#if defined(__x86_64__)
+INSTANTIATE_TEST_SUITE_P(X86, BuiltPlugin,
+                         testing::Values("scalar", "sse4", "avx2", "avx3", "avx3_vnni", "avx3_dl"),
+                         [](const auto& info) { return std::string(info.param); });
+#else
+INSTANTIATE_TEST_SUITE_P(Portable, BuiltPlugin, testing::Values("scalar"),
+                         [](const auto& info) { return std::string(info.param); });
+#endif
+
 TEST(PluginFiles, NamesAndTargets) {
   EXPECT_EQ(plugins::plugin_name_from_file("/x/libgguflow-kernels-avx2.so"), "avx2");
   EXPECT_FALSE(plugins::plugin_name_from_file("/x/libgguflow-kernels-.so"));
