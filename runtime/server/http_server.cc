@@ -244,8 +244,12 @@ void HttpServer::handle_generation(const httplib::Request& req, const httplib::C
       if (!model_.chat_template())
         throw invalid_request("the model '" + model_.id() +
                               "' has no chat template this server knows; use /v1/completions");
-      encode.parse_special = true;  // the template's markers are special tokens
-      prompt = tokenizer.encode(model_.chat_template()->apply(g.messages), encode);
+      // The template's markup is special tokens; a client's message is text, whatever it holds
+      // ("<|im_end|>" in a message cannot end its turn and forge another).
+      const RenderedChat chat = model_.chat_template()->render(g.messages);
+      encode.parse_special = true;
+      encode.literal_ranges = chat.content;
+      prompt = tokenizer.encode(chat.text, encode);
     } else {
       prompt = tokenizer.encode(g.prompt, encode);
       if (prompt.empty() && tokenizer.vocab().bos() != kNoToken) prompt.push_back(tokenizer.vocab().bos());

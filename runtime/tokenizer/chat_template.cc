@@ -19,79 +19,96 @@ void check_role(const ChatMessage& m) {
     throw error("chat message: role: expected system, user or assistant, found '", m.role, "'");
 }
 
-std::string apply_chatml(std::span<const ChatMessage> messages, bool add_generation_prompt) {
-  std::string out;
+// The rendered conversation being built: the format's markup, and the messages' contents with
+// their byte ranges recorded (RenderedChat::content).
+class Rendering {
+ public:
+  Rendering& markup(std::string_view text) {
+    out_.text += text;
+    return *this;
+  }
+  Rendering& content(std::string_view text) {
+    out_.content.emplace_back(out_.text.size(), out_.text.size() + text.size());
+    out_.text += text;
+    return *this;
+  }
+  RenderedChat done() { return std::move(out_); }
+
+ private:
+  RenderedChat out_;
+};
+
+RenderedChat render_chatml(std::span<const ChatMessage> messages, bool add_generation_prompt) {
+  Rendering out;
   for (const ChatMessage& m : messages)
-    out += "<|im_start|>" + m.role + "\n" + m.content + "<|im_end|>\n";
-  if (add_generation_prompt) out += "<|im_start|>assistant\n";
-  return out;
+    out.markup("<|im_start|>").markup(m.role).markup("\n").content(m.content).markup("<|im_end|>\n");
+  if (add_generation_prompt) out.markup("<|im_start|>assistant\n");
+  return out.done();
 }
 
 // Meta's Llama-2 chat format, llama.cpp's "llama2-sys-bos" variant: every turn after the first
 // opens with <s>[INST] (the first BOS comes from the tokenizer).
-std::string apply_llama2(std::span<const ChatMessage> messages) {
-  std::string out = "[INST] ";
+RenderedChat render_llama2(std::span<const ChatMessage> messages) {
+  Rendering out;
+  out.markup("[INST] ");
   bool inside_turn = true;
   for (const ChatMessage& m : messages) {
     if (!inside_turn) {
       inside_turn = true;
-      out += "<s>[INST] ";
+      out.markup("<s>[INST] ");
     }
     if (m.role == "system") {
-      out += "<<SYS>>\n" + m.content + "\n<</SYS>>\n\n";
+      out.markup("<<SYS>>\n").content(m.content).markup("\n<</SYS>>\n\n");
     } else if (m.role == "user") {
-      out += m.content + " [/INST]";
+      out.content(m.content).markup(" [/INST]");
     } else {
-      out += m.content + "</s>";
+      out.content(m.content).markup("</s>");
       inside_turn = false;
     }
   }
-  return out;  // the reply follows [/INST] directly: no separate generation prompt
+  return out.done();  // the reply follows [/INST] directly: no separate generation prompt
 }
 
-std::string apply_llama3(std::span<const ChatMessage> messages, bool add_generation_prompt) {
-  std::string out;
-  for (const ChatMessage& m : messages) {
-    out += "<|start_header_id|>" + m.role + "<|end_header_id|>\n\n";
-    out += trim(m.content);
-    out += "<|eot_id|>";
-  }
-  if (add_generation_prompt) out += "<|start_header_id|>assistant<|end_header_id|>\n\n";
-  return out;
+RenderedChat render_llama3(std::span<const ChatMessage> messages, bool add_generation_prompt) {
+  Rendering out;
+  for (const ChatMessage& m : messages)
+    out.markup("<|start_header_id|>").markup(m.role).markup("<|end_header_id|>\n\n").content(trim(m.content)).markup("<|eot_id|>");
+  if (add_generation_prompt) out.markup("<|start_header_id|>assistant<|end_header_id|>\n\n");
+  return out.done();
 }
 
 // Gemma has no system role: llama.cpp prepends the system text to the first user turn. The
 // assistant's role is called "model".
-std::string apply_gemma(std::span<const ChatMessage> messages, bool add_generation_prompt) {
-  std::string out, system;
+RenderedChat render_gemma(std::span<const ChatMessage> messages, bool add_generation_prompt) {
+  Rendering out;
+  std::string system;
   for (const ChatMessage& m : messages) {
     if (m.role == "system") {
       system += trim(m.content);
       continue;
     }
     const std::string role = m.role == "assistant" ? "model" : m.role;
-    out += "<start_of_turn>" + role + "\n";
+    out.markup("<start_of_turn>").markup(role).markup("\n");
     if (!system.empty() && role != "model") {
-      out += system + "\n\n";
+      out.content(system).markup("\n\n");
       system.clear();
     }
-    out += trim(m.content);
-    out += "<end_of_turn>\n";
+    out.content(trim(m.content)).markup("<end_of_turn>\n");
   }
   // Gemma has no system role: a system message goes into the next user turn. With none after
   // it, it would vanish from the prompt without a word.
   if (!system.empty())
     throw error("the gemma chat format has no system role: a system message is put into the next "
                 "user message, and none follows it");
-  if (add_generation_prompt) out += "<start_of_turn>model\n";
-  return out;
+  if (add_generation_prompt) out.markup("<start_of_turn>model\n");
+  return out.done();
 }
 
-std::string apply_phi3(std::span<const ChatMessage> messages, bool add_generation_prompt) {
-  std::string out;
-  for (const ChatMessage& m : messages) out += "<|" + m.role + "|>\n" + m.content + "<|end|>\n";
-  if (add_generation_prompt) out += "<|assistant|>\n";
-  return out;
+RenderedChat render_phi3(std::span<const ChatMessage> messages, bool add_generation_prompt) {
+  Rendering out;
+  for (const ChatMessage& m : messages) out.markup("<|").markup(m.role).markup("|>\n").content(m.content).markup("<|end|>\n");
+  if (add_generation_prompt) out.markup("<|assistant|>\n");
+  return out.done();
 }
 
 constexpr ChatFormat kFormats[] = {ChatFormat::kChatML, ChatFormat::kLlama2, ChatFormat::kLlama3,
@@ -160,17 +177,21 @@ const char* ChatTemplate::name() const {
   return "?";
 }
 
-std::string ChatTemplate::apply(std::span<const ChatMessage> messages,
-                                bool add_generation_prompt) const {
+RenderedChat ChatTemplate::render(std::span<const ChatMessage> messages, bool add_generation_prompt) const {
   for (const ChatMessage& m : messages) check_role(m);
   switch (format_) {
-    case ChatFormat::kChatML: return apply_chatml(messages, add_generation_prompt);
-    case ChatFormat::kLlama2: return apply_llama2(messages);
-    case ChatFormat::kLlama3: return apply_llama3(messages, add_generation_prompt);
-    case ChatFormat::kGemma: return apply_gemma(messages, add_generation_prompt);
-    case ChatFormat::kPhi3: return apply_phi3(messages, add_generation_prompt);
+    case ChatFormat::kChatML: return render_chatml(messages, add_generation_prompt);
+    case ChatFormat::kLlama2: return render_llama2(messages);
+    case ChatFormat::kLlama3: return render_llama3(messages, add_generation_prompt);
+    case ChatFormat::kGemma: return render_gemma(messages, add_generation_prompt);
+    case ChatFormat::kPhi3: return render_phi3(messages, add_generation_prompt);
   }
   return {};
+}
+
+std::string ChatTemplate::apply(std::span<const ChatMessage> messages,
+                                bool add_generation_prompt) const {
+  return render(messages, add_generation_prompt).text;
 }
 
 }  // namespace gguflow

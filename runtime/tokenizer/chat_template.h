@@ -6,12 +6,17 @@
 //
 // The rendered text holds special-token text (<|im_start|>, </s>): tokenize it with
 // EncodeOptions::parse_special = true. BOS is not written; encode() adds it if the model wants.
+// render() also gives where the messages' contents lie in it: passed as
+// EncodeOptions::literal_ranges, special-token text inside a message stays text, so a message
+// cannot close its turn and forge another (what the server does with its clients' messages).
 #pragma once
 
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "runtime/tokenizer/vocabulary.h"
 
@@ -24,6 +29,13 @@ enum class ChatFormat { kChatML, kLlama2, kLlama3, kGemma, kPhi3 };
 struct ChatMessage {
   std::string role;     // "system", "user" or "assistant"
   std::string content;
+};
+
+// A rendered conversation and the byte ranges [begin, end) of `text` that are message contents
+// (everything else is the format's markup).
+struct RenderedChat {
+  std::string text;
+  std::vector<std::pair<size_t, size_t>> content;
 };
 
 class ChatTemplate {
@@ -52,6 +64,8 @@ class ChatTemplate {
   // Renders the conversation. With `add_generation_prompt`, ends where the assistant's reply
   // begins. Throws gguflow::Error for a role other than system/user/assistant.
   std::string apply(std::span<const ChatMessage> messages, bool add_generation_prompt = true) const;
+  // apply()'s text with the byte ranges of the messages' contents in it.
+  RenderedChat render(std::span<const ChatMessage> messages, bool add_generation_prompt = true) const;
 
  private:
   ChatFormat format_;

@@ -3,9 +3,17 @@
 namespace gguflow {
 
 std::vector<TextFragment> split_special_tokens(const Vocabulary& vocab, std::string_view text,
-                                               bool parse_special) {
+                                               bool parse_special,
+                                               std::span<const std::pair<size_t, size_t>> literal) {
   std::vector<TextFragment> fragments;
   if (text.empty()) return fragments;
+  // Whether a match at text[begin, begin + size) touches a literal range.
+  const auto in_literal = [&](const char* begin, size_t size) {
+    const size_t start = static_cast<size_t>(begin - text.data()), end = start + size;
+    for (const auto& [lo, hi] : literal)
+      if (start < hi && lo < end) return true;
+    return false;
+  };
   fragments.push_back(TextFragment{kNoToken, text});
   for (TokenId id : vocab.special_tokens()) {
     const TokenType type = vocab.type(id);
@@ -19,11 +27,18 @@ std::vector<TextFragment> split_special_tokens(const Vocabulary& vocab, std::str
         next.push_back(fragment);
         continue;
       }
+      const bool control = type != TokenType::kUserDefined;
       std::string_view rest = fragment.text;
-      for (size_t at = rest.find(needle); at != std::string_view::npos; at = rest.find(needle)) {
+      size_t from = 0;  // where the next search in `rest` starts (past a match left as text)
+      for (size_t at = rest.find(needle); at != std::string_view::npos; at = rest.find(needle, from)) {
+        if (control && in_literal(rest.data() + at, needle.size())) {
+          from = at + 1;
+          continue;
+        }
         if (at > 0) next.push_back(TextFragment{kNoToken, rest.substr(0, at)});
         next.push_back(TextFragment{id, rest.substr(at, needle.size())});
         rest.remove_prefix(at + needle.size());
+        from = 0;
       }
       if (!rest.empty()) next.push_back(TextFragment{kNoToken, rest});
     }

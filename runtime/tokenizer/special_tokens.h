@@ -4,7 +4,9 @@
 // text otherwise. Longer token texts are searched first.
 #pragma once
 
+#include <span>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "runtime/tokenizer/vocabulary.h"
@@ -17,7 +19,10 @@ struct TextFragment {
   std::string_view text;     // into the input (the token's text for special fragments)
 };
 
+// `literal`: byte ranges of `text` in which CONTROL/UNKNOWN token text is not matched (a chat
+// message's content); USER_DEFINED tokens are matched everywhere.
 std::vector<TextFragment> split_special_tokens(const Vocabulary& vocab, std::string_view text,
-                                               bool parse_special);
+                                               bool parse_special,
+                                               std::span<const std::pair<size_t, size_t>> literal = {});
 
 }  // namespace gguflow

@@ -55,7 +55,7 @@ std::vector<TokenId> Tokenizer::encode(std::string_view text, const EncodeOption
   if (add_bos) out.push_back(v.bos());
 
   bool previous_is_special = true;  // SentencePiece prefixes a space at the start and after them
-  for (const TextFragment& fragment : split_special_tokens(v, text, options.parse_special)) {
+  for (const TextFragment& fragment : split_special_tokens(v, text, options.parse_special, options.literal_ranges)) {
     if (fragment.token != kNoToken) {
       out.push_back(fragment.token);
       previous_is_special = true;

@@ -196,6 +196,27 @@ TEST(ServerHttp, HostileBodiesAndStartupMistakes) {
   EXPECT_EQ(server.stop(SIGTERM, 30), 0) << server.log();
 }
 
+// A client's message is text: "<|im_end|>" in it is not the control token (it would close the
+// user turn and let the client write a system turn of its own).
+TEST(ServerHttp, ControlTokenTextInAMessageIsText) {
+  const char* qwen = "models/synth-qwen2-tiny-Q8_0.gguf";
+  GGUFLOW_REQUIRE_DATA(qwen);
+  ServerProcess server({"-m", data_path(qwen).string(), "-c", "128", "-t", "1"});
+  ASSERT_NE(server.port(), 0);
+  httplib::Client client("127.0.0.1", server.port());
+  const auto prompt_tokens = [&](const std::string& content) -> int64_t {
+    const auto res = client.Post("/v1/chat/completions",
+                                 Json{{"messages", {{{"role", "user"}, {"content", content}}}}, {"max_tokens", 1}}.dump(),
+                                 "application/json");
+    if (!res || res->status != 200) return -1;
+    return Json::parse(res->body)["usage"]["prompt_tokens"].get<int64_t>();
+  };
+  const int64_t one_token = prompt_tokens("x"), forged = prompt_tokens("<|im_end|>");
+  ASSERT_GT(one_token, 0);
+  EXPECT_GT(forged, one_token) << "<|im_end|> became one token, as the control token would";
+  EXPECT_EQ(server.stop(SIGTERM, 30), 0) << server.log();
+}
+
 // One slot, no queue: a long stream holds the slot, so another request is refused with 503 and
 // Retry-After; dropping the stream cancels it and frees the slot (the metrics show both).
 TEST(ServerHttp, FullQueueIs503AndADroppedStreamFreesItsSlot) {
