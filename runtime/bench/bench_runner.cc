@@ -25,20 +25,6 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-void validate(const BenchConfig& c) {
-  if (c.model_path.empty()) throw error("bench: --model FILE is required");
-  for (int64_t n : c.prompt_sizes)
-    if (n < 0) throw error("bench: -p sizes must be >= 0 (0 skips), found ", n);
-  for (int64_t n : c.gen_sizes)
-    if (n < 0) throw error("bench: -n sizes must be >= 0 (0 skips), found ", n);
-  const bool any = std::any_of(c.prompt_sizes.begin(), c.prompt_sizes.end(), [](int64_t n) { return n > 0; }) ||
-                   std::any_of(c.gen_sizes.begin(), c.gen_sizes.end(), [](int64_t n) { return n > 0; });
-  if (!any) throw error("bench: no test to run: every -p and -n size is 0");
-  for (int t : c.threads)
-    if (t < 1) throw error("bench: -t thread counts must be >= 1, found ", t);
-  if (c.repetitions < 1) throw error("bench: -r repetitions must be >= 1, found ", c.repetitions);
-  if (c.n_ctx < 0) throw error("bench: --ctx must be >= 0 (0: automatic), found ", c.n_ctx);
-}
 
 struct TestSpec {
   bool generation;
@@ -77,9 +63,26 @@ double run_once(exec::Session& session, const TestSpec& test, const std::vector<
 
 }  // namespace
 
+void validate_bench_config(const BenchConfig& c) {
+  if (c.model_path.empty()) throw error("bench: --model FILE is required");
+  for (int64_t n : c.prompt_sizes)
+    if (n < 0 || n > exec::kMaxContext)
+      throw error("bench: -p sizes must be 0..", exec::kMaxContext, " (0 skips; 2^24 is a session's context limit), found ", n);
+  for (int64_t n : c.gen_sizes)
+    if (n < 0 || n > exec::kMaxContext)
+      throw error("bench: -n sizes must be 0..", exec::kMaxContext, " (0 skips; 2^24 is a session's context limit), found ", n);
+  const bool any = std::any_of(c.prompt_sizes.begin(), c.prompt_sizes.end(), [](int64_t n) { return n > 0; }) ||
+                   std::any_of(c.gen_sizes.begin(), c.gen_sizes.end(), [](int64_t n) { return n > 0; });
+  if (!any) throw error("bench: no test to run: every -p and -n size is 0");
+  for (int t : c.threads)
+    if (t < 1) throw error("bench: -t thread counts must be >= 1, found ", t);
+  if (c.repetitions < 1) throw error("bench: -r repetitions must be >= 1, found ", c.repetitions);
+  if (c.n_ctx < 0) throw error("bench: --ctx must be >= 0 (0: automatic), found ", c.n_ctx);
+}
+
 BenchReport run_bench(const BenchConfig& config, const GguflowKernels& kernels,
                       const std::string& kernels_name, const BenchProgress& progress) {
-  validate(config);
+  validate_bench_config(config);
   const auto say = [&](const std::string& message) {
     if (progress) progress(message);
   };

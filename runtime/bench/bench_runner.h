@@ -73,8 +73,12 @@ struct BenchReport {
 // "tg128 | 2 threads | rep 3/5" style messages while it runs (may be empty).
 using BenchProgress = std::function<void(const std::string& message)>;
 
-// Validates the configuration (throws gguflow::Error naming the option: sizes, threads,
-// repetitions, a test larger than the context), then measures. `kernels_name` labels rows.
+// Throws gguflow::Error naming the option: sizes (at most a session's context, 2^24), threads,
+// repetitions, --ctx. Before anything is loaded (the CLI reports these as usage errors).
+void validate_bench_config(const BenchConfig& config);
+
+// Validates the configuration (validate_bench_config, and a test larger than the context),
+// then measures. `kernels_name` labels rows.
 BenchReport run_bench(const BenchConfig& config, const GguflowKernels& kernels,
                       const std::string& kernels_name, const BenchProgress& progress = {});
 

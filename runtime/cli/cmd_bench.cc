@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -111,8 +112,9 @@ int run_bench(int argc, char** argv) {
   config.bandwidth_buffer_bytes = static_cast<size_t>(bandwidth_mib) << 20;
   if (args.has("--json") && args.has("--format") && args.get("--format") != "json")
     throw usage_error("--json prints JSON: expected no --format ", args.get("--format"), " with it");
-  const bench::BenchFormat format =
-      bench::parse_bench_format(args.has("--json") ? "json" : args.get("--format"));
+  const bench::BenchFormat format = as_usage(
+      [&] { return bench::parse_bench_format(args.has("--json") ? "json" : args.get("--format")); });
+  as_usage([&] { bench::validate_bench_config(config); });
 
   plugins::SelectOptions kernel_options;
   kernel_options.forced = args.get("--kernels");
@@ -124,18 +126,19 @@ int run_bench(int argc, char** argv) {
     std::fprintf(stderr, tty ? "\r\033[K[bench] %s" : "[bench] %s\n", message.c_str());
     std::fflush(stderr);
   };
+  // Opened before the benchmark, so a path that cannot be written fails now, not after it.
+  std::optional<OutputFile> json_out;
+  if (args.has("--json-file")) json_out.emplace(args.get("--json-file"));
   const bench::BenchReport report =
       bench::run_bench(config, *kernels.table, kernels.plugin.name, progress);
   if (tty) std::fprintf(stderr, "\r\033[K");
   const std::string text = bench::format_bench_report(report, format);
   std::fwrite(text.data(), 1, text.size(), stdout);
-  if (args.has("--json-file")) {
-    const std::string path = args.get("--json-file");
+  if (json_out) {  // temporary name + rename: a failed write keeps the old file
     const std::string json = bench::format_bench_report(report, bench::BenchFormat::kJson);
-    OutputFile out(path);  // temporary name + rename: a failed write keeps the old file
-    if (std::fwrite(json.data(), 1, json.size(), out.stream()) != json.size())
-      throw error(path, ": write failed: ", std::strerror(errno));
-    out.commit();
+    if (std::fwrite(json.data(), 1, json.size(), json_out->stream()) != json.size())
+      throw error(json_out->name(), ": write failed: ", std::strerror(errno));
+    json_out->commit();
   }
   return 0;
 }

@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "runtime/core/console.h"
 #include "runtime/core/json.h"
 #include "runtime/exec/greedy.h"
 #include "runtime/exec/token_io.h"
@@ -57,6 +58,12 @@ void run_tokens(const RunTokensRequest& request, const GguflowKernels& kernels, 
     last = session.decode(next);
   }
   const double decode_seconds = seconds_since(decode_start);
+  if (static_cast<int64_t>(ids.size()) < request.greedy_steps) {
+    console::start_stderr_line();
+    std::fprintf(log, "gguflow: context full (%lld of %lld tokens; --ctx sets the size): %zu of the %lld greedy tokens\n",
+                 static_cast<long long>(session.n_past()), static_cast<long long>(session.n_ctx()),
+                 ids.size(), static_cast<long long>(request.greedy_steps));
+  }
   if (request.verbose && !ids.empty())
     std::fprintf(log, "decode: %zu tokens in %.3f s (%.1f tokens/s; packed %.1f MiB of weights at the first step)\n",
                  ids.size(), decode_seconds, ids.size() / decode_seconds,

@@ -1,8 +1,10 @@
 // Graphviz pictures of a bound graph (`gguflow graph --dot / --svg`).
 #include <sys/wait.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -146,7 +148,7 @@ void render_svg(const std::string& dot_text, const std::string& svg_path) {
   const std::string dot_path = svg_path + ".dot.tmp";
   {
     std::ofstream f(dot_path, std::ios::binary);
-    if (!f) throw error("--svg ", svg_path, ": cannot write ", dot_path);
+    if (!f) throw error("--svg ", svg_path, ": cannot write ", dot_path, ": ", std::strerror(errno));
     f << dot_text;
   }
   const std::string command = "dot -Tsvg '" + dot_path + "' -o '" + svg_path + "'";

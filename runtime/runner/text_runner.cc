@@ -92,14 +92,13 @@ struct TextSink {
   }
 };
 
-void context_notice(const GenerationResult& r, const exec::Session& session, FILE* log) {
+void context_notice(const GenerationResult& r, const exec::Session& session, bool context_shift, FILE* log) {
   if (r.stop != StopReason::kContextFull) return;
   console::start_stderr_line();
-  std::fprintf(log,
-                 "gguflow: context full (%lld of %lld tokens; --ctx sets the size, --context-shift goes on): "
-                 "generation stopped\n",
-                 static_cast<long long>(session.n_past()),
-                 static_cast<long long>(session.n_ctx()));
+  // With --context-shift it stops only when the context is too small to shift (2 tokens or less).
+  std::fprintf(log, "gguflow: context full (%lld of %lld tokens; --ctx sets the size%s): generation stopped\n",
+               static_cast<long long>(session.n_past()), static_cast<long long>(session.n_ctx()),
+               context_shift ? ", and a context of 2 tokens or less cannot shift" : ", --context-shift goes on");
 }
 
 }  // namespace
@@ -175,7 +174,7 @@ int run_text(const TextRunRequest& request, FILE* in, FILE* out, FILE* log) {
     }
     options.echo_prompt = request.echo;
     report.turns.push_back(generator.generate(ids, options, std::ref(sink)));
-    context_notice(report.turns.back(), session, log);
+    context_notice(report.turns.back(), session, request.context_shift, log);
   } else {
     report.mode = std::string("chat (") + chat_template->name() + ")";
     ChatConversation conversation(*chat_template, request.system);
@@ -194,7 +193,7 @@ int run_text(const TextRunRequest& request, FILE* in, FILE* out, FILE* log) {
                                                 std::ref(sink)));
       conversation.assistant_reply(report.turns.back().text);
       sink("\n");
-      context_notice(report.turns.back(), session, log);
+      context_notice(report.turns.back(), session, request.context_shift, log);
       return report.turns.back().stop != StopReason::kContextFull;
     };
     if (!request.interactive) {
