@@ -12,8 +12,7 @@
 
 #include <gtest/gtest.h>
 
-#include "runtime/gguf/gguf_file.h"
-#include "runtime/gguf/gguf_writer.h"
+#include "tests/support/edited_model.h"
 #include "tests/support/json_value.h"
 #include "tests/support/test_data.h"
 
@@ -587,18 +586,8 @@ TEST(CliAudit, SpecialTokenIdsOutsideTheVocabularyAreWarnedAbout) {
   GGUFLOW_REQUIRE_DATA(kStories);
   auto source = GgufFile::open(data_path(kStories).string());
   const auto path = temp_dir() / "bos999.gguf";
-  {
-    GgufWriter w(path.string());
-    w.copy_metadata(*source, {"tokenizer.ggml.bos_token_id"});
-    w.set_u32("tokenizer.ggml.bos_token_id", 999);
-    for (const auto& t : source->tensors()) w.add_tensor(t.name, t.type, t.dims);
-    w.write_header();
-    for (const auto& t : source->tensors()) {
-      const auto bytes = source->tensor_bytes(t);
-      w.write_tensor_data(bytes.data(), bytes.size());
-    }
-    w.finish();
-  }
+  write_edited_model(*source, path, {"tokenizer.ggml.bos_token_id"},
+                     [](GgufWriter& w) { w.set_u32("tokenizer.ggml.bos_token_id", 999); });
   const Result r = sh("tokenize -m " + quote(path.string()) + " -p Once --ids");
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.err.find("metadata 'tokenizer.ggml.bos_token_id' is 999, outside the vocabulary of 512 tokens"),

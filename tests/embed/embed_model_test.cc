@@ -14,6 +14,7 @@
 #include "runtime/gguf/gguf_writer.h"
 #include "runtime/graph/load.h"
 #include "runtime/graph/writers.h"
+#include "tests/support/edited_model.h"
 #include "tests/support/error_of.h"
 #include "runtime/plugins/kernel_plugins.h"
 #include "tests/support/test_data.h"
@@ -256,16 +257,7 @@ TEST(EmbedModel, BadPoolingOrNormalizeIsAnError) {
 std::string with_pooling_type(uint32_t type) {
   const auto src = model();
   const std::string path = (test::temp_dir() / ("pooling" + std::to_string(type) + ".gguf")).string();
-  GgufWriter w(path);
-  w.copy_metadata(*src);
-  w.set_u32("llama.pooling_type", type);
-  for (const GgufTensorInfo& t : src->tensors()) w.add_tensor(t.name, t.type, t.dims);
-  w.write_header();
-  for (const GgufTensorInfo& t : src->tensors()) {
-    const auto bytes = src->tensor_bytes(t);
-    w.write_tensor_data(bytes.data(), bytes.size());
-  }
-  w.finish();
+  test::write_edited_model(*src, path, {}, [&](GgufWriter& w) { w.set_u32("llama.pooling_type", type); });
   return path;
 }
 

@@ -14,6 +14,7 @@
 #include "runtime/gguf/gguf_writer.h"
 #include "runtime/graph/limits.h"
 #include "tests/graph/graph_test_util.h"
+#include "tests/support/edited_model.h"
 
 namespace gguflow::test {
 namespace {
@@ -218,18 +219,7 @@ TEST_F(GraphLimits, DuplicateKeyInAnAliasedMappingIsReportedAtTheAnchor) {
 std::shared_ptr<const GgufFile> edited_model(const std::string& key, const std::function<void(GgufWriter&)>& set) {
   auto source = GgufFile::open(data_path("models/stories260K.gguf").string());
   const auto path = temp_dir() / "edited.gguf";
-  {
-    GgufWriter w(path.string());
-    w.copy_metadata(*source, {key});
-    set(w);
-    for (const auto& t : source->tensors()) w.add_tensor(t.name, t.type, t.dims);
-    w.write_header();
-    for (const auto& t : source->tensors()) {
-      const auto bytes = source->tensor_bytes(t);
-      w.write_tensor_data(bytes.data(), bytes.size());
-    }
-    w.finish();
-  }
+  write_edited_model(*source, path, {key}, set);
   return GgufFile::open(path.string());
 }
 
