@@ -89,6 +89,10 @@ HttpServer::HttpServer(ServedModel& model, ServeOptions options, FILE* log)
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
   });
   http_->set_keep_alive_max_count(1000);
+  // An idle keep-alive connection is closed after 2 s (httplib's default is 5): a worker waiting
+  // on one cannot be woken, so after SIGTERM's grace period the server waited up to this long
+  // for each before it could exit.
+  http_->set_keep_alive_timeout(2);
   http_->set_read_timeout(30s);
   http_->set_write_timeout(30s);
   add_routes();
