@@ -3,6 +3,8 @@
 // runtime/embed/embed_run.cc; this file parses options and picks kernels.
 #include <cstdio>
 
+#include "ops/normalize.h"
+#include "ops/pool.h"
 #include "runtime/cli/args.h"
 #include "runtime/cli/commands.h"
 #include "runtime/cli/shared_options.h"
@@ -73,23 +75,28 @@ int run_embed(int argc, char** argv) {
   request.embedder.graph_path = args.get("--graph");
   request.embedder.pooling = args.get("--pooling");
   request.embedder.normalize = args.get("--normalize");
-  request.embedder.set = graph::parse_set_options(args.all("--set"));
+  // The values' own checks, now (exit 2) rather than once the model has loaded.
+  as_usage([&] {
+    if (!request.embedder.pooling.empty()) ops::parse_pool_mode(request.embedder.pooling);
+    if (!request.embedder.normalize.empty()) ops::parse_normalize_mode(request.embedder.normalize);
+  });
+  request.embedder.set = set_values(args);
   request.embedder.session.n_threads = threads_value(args);
   request.embedder.session.n_ctx = args.get_int("--ctx");
   cache_type_values(args, &request.embedder.session);
   request.embedder.batch_tokens = args.get_int_in("--batch-tokens", 0, exec::kMaxContext);
   request.input_path = args.get("--input");
-  request.input.format = embed::parse_input_format(args.get("--input-format"));
+  request.input.format = as_usage([&] { return embed::parse_input_format(args.get("--input-format")); });
   request.input.skip_empty = args.has("--skip-empty");
-  request.format = embed::parse_output_format(args.get("--format"));
+  request.format = as_usage([&] { return embed::parse_output_format(args.get("--format")); });
   request.output_path = args.get("--output");
   request.similarity = args.has("--similarity");
-  request.batch_size = args.get_int("--batch-size");
+  request.batch_size = args.get_int_in("--batch-size", 1, INT64_MAX);
   const std::string progress = args.get("--progress");
   if (progress == "auto") request.progress = embed::ProgressMode::kAuto;
   else if (progress == "bar") request.progress = embed::ProgressMode::kBar;
   else if (progress == "summary") request.progress = embed::ProgressMode::kSummary;
-  else throw error("--progress: expected auto, bar or summary, found '", progress, "'");
+  else throw usage_error("--progress: expected auto, bar or summary, found '", progress, "'");
   request.verbose = args.has("--verbose");
   if (args.has("--truncate") && args.has("--no-truncate"))
     throw usage_error("expected one of --truncate and --no-truncate, found both");

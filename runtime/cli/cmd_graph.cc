@@ -29,7 +29,7 @@ int run_graph(int argc, char** argv) {
 
   auto model = GgufFile::open(args.get("--model"));
   graph::LoadOptions options;
-  options.set = graph::parse_set_options(args.all("--set"));
+  options.set = set_values(args);
   const graph::Graph g = graph::load_graph(args.positionals()[0], model, options);
   graph::DotOptions dot_options;
   dot_options.collapse = args.has("--collapse");

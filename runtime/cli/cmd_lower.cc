@@ -33,7 +33,7 @@ int run_lower(int argc, char** argv) {
   const std::string graph_path =
       args.has("--graph") ? args.get("--graph") : graph::default_graph_path(*model, graph::Job::kGenerate);
   graph::LoadOptions options;
-  options.set = graph::parse_set_options(args.all("--set"));
+  options.set = set_values(args);
   const graph::Graph g = graph::load_graph(graph_path, model, options);
   // The sampling stage is not part of the bound graph; carry it over so that the lowered file
   // generates exactly as the template does. A graph without the stage's input among its outputs

@@ -56,7 +56,7 @@ int run_token_ids(const Args& args, const std::string& graph_path) {
   request.graph_path = graph_path.empty()
                            ? graph::default_graph_path(*GgufFile::open(request.model_path), graph::Job::kGenerate)
                            : graph_path;
-  request.set = as_usage([&] { return graph::parse_set_options(args.all("--set")); });
+  request.set = set_values(args);
   request.weight_files = kv_projection_files(args);
   request.tokens = as_usage([&] { return exec::parse_token_ids(args.get("--tokens")); });
   request.dump_logits = args.get("--dump-logits");
@@ -137,7 +137,7 @@ int run_run(int argc, char** argv) {
   runner::TextRunRequest request;
   request.graph_path = graph_path;
   request.model_path = args.get("--model");
-  request.set = as_usage([&] { return graph::parse_set_options(args.all("--set")); });
+  request.set = set_values(args);
   request.weight_files = kv_projection_files(args);
   request.session.n_threads = threads_value(args);
   request.session.n_ctx = args.get_int_in("--ctx", 0, exec::kMaxContext);

@@ -81,7 +81,7 @@ int run_serve(int argc, char** argv) {
   model_options.model_path = args.get("--model");
   model_options.alias = args.get("--alias");
   model_options.graph_path = args.get("--graph");
-  model_options.set = graph::parse_set_options(args.all("--set"));
+  model_options.set = set_values(args);
   model_options.kernels = args.get("--kernels");
   model_options.n_threads = threads_value(args);
   model_options.n_ctx = args.get_int("--ctx");

@@ -91,6 +91,7 @@ int run_synth(int argc, char** argv) {
   options.vocab_path = args.get("--vocab");
   options.output = args.get("--output");
   options.name = args.has("--name") ? args.get("--name") : "synthetic " + label;
+  as_usage([&] { check_synth_options(options.shape, options.file_type); });
 
   // Progress: redrawn in place every 5% on a terminal; a plain line every 25% in a log.
   const bool terminal = console::is_terminal(stderr);

@@ -37,7 +37,7 @@ int run_tensor(int argc, char** argv) {
   const GgufTensorInfo& t = file->tensor(rest[0]);
   const int64_t n_rows = static_cast<int64_t>(t.n_rows());
   RowRange range{0, n_rows};
-  if (args.has("--rows")) range = parse_row_range(args.get("--rows"), n_rows);
+  if (args.has("--rows")) range = as_usage([&] { return parse_row_range(args.get("--rows"), n_rows); });
   const int64_t ne0 = static_cast<int64_t>(t.row_length());
 
   if (args.has("--out")) {

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "runtime/core/console.h"
+#include "runtime/graph/load.h"
 
 namespace gguflow::cli {
 
@@ -71,6 +72,10 @@ Args& kernels_option(Args& args) {
 
 Args& set_option(Args& args) {
   return args.option("--set", "NAME=VALUE", "override a graph parameter (repeatable)");
+}
+
+std::vector<std::pair<std::string, std::string>> set_values(const Args& args) {
+  return as_usage([&] { return graph::parse_set_options(args.all("--set")); });
 }
 
 Args& cache_type_options(Args& args) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/cli/args.h"
@@ -31,6 +32,8 @@ Args& ctx_option(Args& args, const std::string& help, const std::string& default
 Args& kernels_option(Args& args);
 // --set NAME=VALUE, repeatable.
 Args& set_option(Args& args);
+// The --set values as name/value pairs; a malformed one (no '=') is a UsageError.
+std::vector<std::pair<std::string, std::string>> set_values(const Args& args);
 // -ctk, --cache-type-k TYPE and -ctv, --cache-type-v TYPE (llama.cpp's spellings): the KV cache
 // element types, f32 (default), f16, q8_0 or q4_0.
 Args& cache_type_options(Args& args);

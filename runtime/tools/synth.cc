@@ -291,6 +291,11 @@ void fill_normal_row(uint64_t seed, uint64_t tensor_index, uint64_t row, float m
 
 }  // namespace
 
+void check_synth_options(const SynthShape& shape, const std::string& file_type) {
+  check_shape(shape);
+  file_type_or_throw(file_type);
+}
+
 std::span<const SynthPreset> synth_presets() { return kPresets; }
 
 const SynthPreset* find_synth_preset(std::string_view name) {

@@ -71,6 +71,10 @@ struct SynthReport {
   uint64_t tensor_bytes = 0;
 };
 
+// Throws gguflow::Error naming the bad field of the shape, or an unknown file type. (The CLI
+// checks this before it reads a vocabulary or writes anything: a usage error.)
+void check_synth_options(const SynthShape& shape, const std::string& file_type);
+
 // Checks the shape (throws gguflow::Error naming the bad field), then writes the model.
 // `progress(done_bytes, total_bytes)` is called after each written chunk when set.
 SynthReport synth_model(const SynthOptions& options,

@@ -567,11 +567,17 @@ TEST(CliAudit, UsageErrorsExitTwoAndNothingGivenIsIgnored) {
            run + "-p x --system X", "embed -m " + stories() + " extra words", "kv",
            "kv calibrate -m " + stories() + " --rank 2 --energy 0.5 -o /tmp/never.gguf --text /dev/null",
            "kv calibrate -m " + stories() + " --rank 0 -o /tmp/never.gguf --text /dev/null",
-           "bench -m " + stories() + " -t -1"}) {
+           "bench -m " + stories() + " -t -1", "bench -m " + stories() + " -p -8", "bench -m " + stories() + " -o bogus",
+           "embed -m " + stories() + " --format bogus", "embed -m " + stories() + " --pooling bogus",
+           "embed -m " + stories() + " --normalize bogus", "embed -m " + stories() + " --batch-size 0",
+           "lower " + stories() + " --set n_layer", "tensor " + stories() + " output_norm.weight --rows abc",
+           "synth --arch foo --n-embd 64 --n-layer 1 --n-head 2 --n-ff 64 --n-vocab 300 --type F32 -o /tmp/never.gguf",
+           "synth --arch llama --n-embd -32 --n-layer 1 --n-head 2 --n-ff 64 --n-vocab 300 --type F32 -o /tmp/never.gguf"}) {
     const Result r = sh(args);
     EXPECT_EQ(r.status, 2) << args << ": " << r.err;
   }
   EXPECT_FALSE(std::filesystem::exists("/tmp/never.f32"));
+  EXPECT_FALSE(std::filesystem::exists("/tmp/never.gguf"));
 }
 
 TEST(CliAudit, BenchTakesZeroThreadsAsEveryCore) {

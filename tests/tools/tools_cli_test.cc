@@ -104,7 +104,8 @@ TEST(TensorCli, RowRangesOfF32AndQ8_0Tensors) {
   ASSERT_EQ(test::run_command(gguflow_cmd("tensor " + model("stories260K.gguf") + " output_norm.weight --print"), &printed, &err), 0) << err;
   EXPECT_EQ(std::count(printed.begin(), printed.end(), '\n'), 1);
 
-  EXPECT_EQ(test::run_command(gguflow_cmd("tensor " + model("stories260K.gguf") + " token_embd.weight --rows 5:600"), nullptr, &err), 1);
+  // An option value out of its range (the tensor's 512 rows): a usage error, exit 2.
+  EXPECT_EQ(test::run_command(gguflow_cmd("tensor " + model("stories260K.gguf") + " token_embd.weight --rows 5:600"), nullptr, &err), 2);
   EXPECT_NE(err.find("--rows '5:600'"), std::string::npos) << err;
   EXPECT_EQ(test::run_command(gguflow_cmd("tensor " + model("stories260K.gguf") + " no.such.tensor"), nullptr, &err), 1);
   EXPECT_NE(err.find("no.such.tensor"), std::string::npos) << err;
