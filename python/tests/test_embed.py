@@ -56,7 +56,7 @@ class EmbedTest(unittest.TestCase):
         with self.assertRaisesRegex(gguflow.Error, "pooling"):
             self.model.embed(["x"], pooling="none")
         rc, _, err = cli("embed", "-m", model_path(), "--pooling", "bogus", stdin=b"x\n")
-        self.assertEqual(rc, 1)
+        self.assertEqual(rc, 2)  # a malformed option value: a usage error (docs/CLI.md)
         with self.assertRaises(gguflow.Error) as caught:
             self.model.embed(["x"], pooling="bogus")
         self.assertIn(str(caught.exception), err)
