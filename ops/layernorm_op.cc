@@ -23,6 +23,9 @@ const AttrList<LayerNormAttrs>& attr_list() {
 
 std::string layernorm_shape(const ShapeQuery& q, std::vector<Shape>* out) {
   GGUFLOW_SHAPE_TRY(need_rank(q, false, kX, 2));
+  // A non-positive eps divides a constant row by zero (or a negative root): nan everywhere.
+  if (const double eps = attr_list().parse(*q.attrs).eps; !(eps > 0))
+    return "expected eps > 0, found " + std::to_string(eps);
   const int64_t n = q.inputs[kX]->dims[0];
   for (size_t slot : {kGain, kBias}) {
     if (!q.weights[slot]) continue;

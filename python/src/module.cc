@@ -16,6 +16,7 @@
 #include <pybind11/stl.h>
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -65,13 +66,23 @@ py::str utf8_text(std::string_view bytes) {
   return py::reinterpret_steal<py::str>(text);
 }
 
+// The thread id of Python's main thread (the one signal handlers run on).
+unsigned long main_thread_ident() {
+  static const unsigned long ident =
+      py::module_::import("threading").attr("main_thread")().attr("ident").cast<unsigned long>();
+  return ident;
+}
+
 // A seed: None, or an integer in 0..2^64-1 (any 64-bit pattern seeds; a drawn one is below 2^63).
 std::optional<uint64_t> seed_arg(const py::object& seed) {
   if (seed.is_none()) return std::nullopt;
-  if (!PyLong_Check(seed.ptr()) || PyBool_Check(seed.ptr()))
+  // Anything with __index__ (int, numpy.int64), not bool and not float.
+  if (PyBool_Check(seed.ptr()) || !PyIndex_Check(seed.ptr()))
     throw py::type_error("seed: expected an integer or None, found " +
                          std::string(py::str(py::type::of(seed).attr("__name__"))));
-  const unsigned long long value = PyLong_AsUnsignedLongLong(seed.ptr());
+  const py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(seed.ptr()));
+  if (!index) throw py::error_already_set();
+  const unsigned long long value = PyLong_AsUnsignedLongLong(index.ptr());
   if (PyErr_Occurred()) {
     PyErr_Clear();
     throw error("seed: expected an integer from 0 to 2^64-1 or None, found ",
@@ -123,13 +134,22 @@ py::str generate(BoundModel& m, const std::string& prompt, int64_t n_predict,
   r.parse_special = special;
   if (!on_text.is_none() && !PyCallable_Check(on_text.ptr()))
     throw py::type_error("on_text: expected a callable or None");
-  // Back under the GIL for each piece: Ctrl-C (a pending KeyboardInterrupt) ends generation
-  // there, and the callback is Python code.
-  const std::function<void(std::string_view)> sink = [&](std::string_view text) {
-    py::gil_scoped_acquire held;
-    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
-    if (!on_text.is_none()) on_text(utf8_text(text));
-  };
+  // Back under the GIL for each piece when there is a callback (Python code). Without one, only
+  // to look for Ctrl-C (a pending KeyboardInterrupt ends generation there), which Python
+  // delivers to the main thread alone: there, at most every 100 ms, so that a token does not
+  // wait for the GIL behind another busy Python thread each time.
+  const bool main_thread = PyThread_get_thread_ident() == main_thread_ident();
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point last_check = Clock::now();
+  std::function<void(std::string_view)> sink;
+  if (!on_text.is_none() || main_thread)
+    sink = [&](std::string_view text) {
+      if (on_text.is_none() && Clock::now() - last_check < std::chrono::milliseconds(100)) return;
+      py::gil_scoped_acquire held;
+      last_check = Clock::now();
+      if (main_thread && PyErr_CheckSignals() != 0) throw py::error_already_set();
+      if (!on_text.is_none()) on_text(utf8_text(text));
+    };
   std::string text;
   {
     py::gil_scoped_release released;

@@ -69,6 +69,8 @@ class GenerateTest(unittest.TestCase):
         top = 2**64 - 1  # any 64-bit pattern seeds
         self.assertEqual(self.model.generate("Once", n_predict=8, seed=top),
                          self.model.generate("Once", n_predict=8, seed=top))
+        self.assertEqual(self.model.generate("Once", n_predict=8, seed=numpy.int64(5)),
+                         self.model.generate("Once", n_predict=8, seed=5))  # __index__ objects
         for seed in (-1, 2**64):
             with self.assertRaisesRegex(gguflow.Error, "seed"):
                 self.model.generate("Once", n_predict=1, seed=seed)

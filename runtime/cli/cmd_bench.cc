@@ -19,6 +19,7 @@
 #include "runtime/cli/shared_options.h"
 #include "runtime/core/console.h"
 #include "ops/error.h"
+#include "runtime/core/input_registry.h"
 #include "runtime/core/output_file.h"
 #include "runtime/plugins/kernel_plugins.h"
 
@@ -128,6 +129,7 @@ int run_bench(int argc, char** argv) {
   };
   // Opened before the benchmark, so a path that cannot be written fails now, not after it.
   std::optional<OutputFile> json_out;
+  remember_input_path(config.model_path);  // so that --json-file cannot name the model
   if (args.has("--json-file")) json_out.emplace(args.get("--json-file"));
   const bench::BenchReport report =
       bench::run_bench(config, *kernels.table, kernels.plugin.name, progress);

@@ -1,5 +1,7 @@
 #include "runtime/core/input_registry.h"
 
+#include <sys/stat.h>
+
 #include <mutex>
 #include <set>
 #include <utility>
@@ -18,6 +20,11 @@ std::set<std::pair<dev_t, ino_t>>& inputs() {
 void remember_input_file(dev_t device, ino_t inode) {
   std::lock_guard lock(g_mutex);
   inputs().emplace(device, inode);
+}
+
+void remember_input_path(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) remember_input_file(st.st_dev, st.st_ino);
 }
 
 bool is_input_file(dev_t device, ino_t inode) {

@@ -6,10 +6,15 @@
 
 #include <sys/types.h>
 
+#include <string>
+
 namespace gguflow {
 
 // Records an opened input (from its fstat/stat). Thread-safe.
 void remember_input_file(dev_t device, ino_t inode);
+// Records the file at `path` (following links) when it exists: for a command that opens an
+// output before it reads the input (bench --json-file). Thread-safe.
+void remember_input_path(const std::string& path);
 // Whether that file was recorded as an input. Thread-safe.
 bool is_input_file(dev_t device, ino_t inode);
 

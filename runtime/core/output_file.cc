@@ -93,12 +93,22 @@ std::string replaced_path(const std::string& path) {
 }  // namespace
 
 OutputFile::OutputFile(const std::string& path) : path_(path) {
-  if (path.empty() || path == "-") {
+  // The process's own stdout by any of its names: the stream itself. Opened by path it would be
+  // reopened (a file redirected with >> truncated) or, followed to the file behind it, replaced.
+  if (path.empty() || path == "-" || path == "/dev/stdout" || path == "/dev/fd/1" || path == "/proc/self/fd/1") {
     stream_ = stdout;
     name_ = "<stdout>";
     return;
   }
   name_ = path;
+  // Another process-relative name (/dev/stderr, /dev/fd/N, /proc/PID/fd/N) stands for an open
+  // file of a process, not a place to put a new file: written in place, never replaced.
+  if (path.rfind("/dev/fd/", 0) == 0 || path.rfind("/proc/", 0) == 0 || path == "/dev/stderr") {
+    stream_ = std::fopen(path.c_str(), "wb");
+    if (!stream_) throw error(path, ": cannot open the output: ", std::strerror(errno));
+    in_place_ = true;
+    return;
+  }
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0) {  // it exists (stat follows links)
     if (S_ISDIR(st.st_mode)) throw error(path, ": expected an output file name, found a directory");

@@ -161,6 +161,7 @@ bool BatchEngine::step() {
   }
   // The sequences that sample this step: every decoding one, and prompts whose last chunk ran.
   std::vector<TokenId> next(owners.size(), kNoToken);
+  std::vector<std::string> sample_errors(owners.size());  // a request whose sampler refused (nan logits)
   std::vector<size_t> sampling;
   for (size_t i = 0; i < owners.size(); ++i) {
     Running& r = *owners[i];
@@ -177,10 +178,17 @@ bool BatchEngine::step() {
   session_.run_in_threads([&] {
     tbb::parallel_for(size_t{0}, sampling.size(), [&](size_t k) {
       const size_t i = sampling[k];
-      next[i] = sample(*owners[i], outputs[i]);
+      try {
+        next[i] = sample(*owners[i], outputs[i]);
+      } catch (const Error& e) {  // that request fails; the others and the server go on
+        sample_errors[i] = e.what();
+      }
     });
   });
-  for (size_t i : sampling) advance(*owners[i], next[i]);
+  for (size_t i : sampling) {
+    if (!sample_errors[i].empty()) finish(*owners[i], FinishReason::kError, sample_errors[i]);
+    else advance(*owners[i], next[i]);
+  }
   return true;
 }
 

@@ -206,35 +206,47 @@ void HttpServer::add_routes() {
   });
 }
 
-std::string HttpServer::read_body(const httplib::Request& req, const httplib::ContentReader& content) const {
+std::string HttpServer::read_body(const httplib::Request& req, const httplib::ContentReader& content,
+                                  httplib::Response& res) const {
   const ApiError too_large(413, "the request body is larger than the server's limit of " +
                                     std::to_string(options_.max_body_bytes) + " bytes",
                            "invalid_request_error", "request_too_large");
-  // A declared length past the limit: httplib skips such a body without handing it to us.
-  if (req.has_header("Content-Length") &&
-      req.get_header_value<uint64_t>("Content-Length") > options_.max_body_bytes)
-    throw too_large;
+  if (req.is_multipart_form_data()) {  // httplib would hand its parts to callbacks we lack
+    res.set_header("Connection", "close");  // the body is not read: nothing after it is either
+    throw invalid_request("expected a JSON body, found multipart/form-data");
+  }
   std::string body;
   size_t received = 0;
-  content([&](const char* data, size_t n) {
+  // A declared length past the limit: httplib reads the body past (keeping none of it) without
+  // handing it to us, and the connection stays in step for its next request.
+  const bool finished = content([&](const char* data, size_t n) {
     received += n;
     if (received <= options_.max_body_bytes) {
       body.append(data, n);
       return true;
     }
-    std::string().swap(body);  // over the limit: nothing more is kept
-    // Read on (and drop) up to the limit once more, so that a client still sending reads the
-    // 413 instead of a connection reset by unread data; past that, stop reading.
-    return received <= 2 * options_.max_body_bytes;
+    // Over the limit: nothing more is kept, but the rest is read (and dropped), so that the
+    // client, still sending, reads the 413 rather than a connection reset by unread data, and
+    // the connection stays in step for its next request. (A client that never stops sending
+    // holds a connection thread, as a slow one can anyway: see docs/DEPLOY.md's proxy.)
+    std::string().swap(body);
+    return true;
   });
-  if (received > options_.max_body_bytes) throw too_large;
+  const bool declared_too_large = req.has_header("Content-Length") &&
+                                  req.get_header_value<uint64_t>("Content-Length") > options_.max_body_bytes;
+  if (!finished && !declared_too_large) {
+    // A broken body (bad chunk framing, the client gone): what is left of it must not be read
+    // as the connection's next request.
+    res.set_header("Connection", "close");
+  }
+  if (received > options_.max_body_bytes || declared_too_large) throw too_large;
   return body;
 }
 
 void HttpServer::handle_generation(const httplib::Request& req, const httplib::ContentReader& content,
                                    httplib::Response& res, bool chat) {
   answer(res, [&] {
-    const Json body = parse_body(read_body(req, content));
+    const Json body = parse_body(read_body(req, content, res));
     const GenerationRequest g = chat ? parse_chat_request(body) : parse_completion_request(body);
     check_model(g.model);
     if (!engine_)
@@ -341,7 +353,7 @@ void HttpServer::handle_generation(const httplib::Request& req, const httplib::C
 void HttpServer::handle_embeddings(const httplib::Request& req, const httplib::ContentReader& content,
                                    httplib::Response& res) {
   answer(res, [&] {
-    const EmbeddingRequest e = parse_embedding_request(parse_body(read_body(req, content)));
+    const EmbeddingRequest e = parse_embedding_request(parse_body(read_body(req, content, res)));
     check_model(e.model);
     if (stopping_) throw ApiError(503, "the server is shutting down", "server_error", "shutting_down");
     if (!model_.can_embed())

@@ -66,9 +66,10 @@ class HttpServer {
   // for chunked bodies too (httplib checks Content-Length only, so a chunked body could be any
   // size), and a body sent as application/x-www-form-urlencoded (curl -d's default, as in the
   // docs' examples) is read as the JSON it is (httplib refused those over 8 KiB with a 413 that
-  // blamed --max-body). Throws ApiError 413 past the limit, after reading on (keeping nothing)
-  // up to the limit again, so that a client still sending gets the 413, not a reset.
-  std::string read_body(const httplib::Request& req, const httplib::ContentReader& content) const;
+  // blamed --max-body). Throws ApiError 413 past the limit, after reading the rest (keeping
+  // nothing), so that a client still sending gets the 413, not a reset.
+  std::string read_body(const httplib::Request& req, const httplib::ContentReader& content,
+                        httplib::Response& res) const;
   // 404 unless `requested` is empty or names the served model.
   void check_model(const std::string& requested) const;
   std::string new_id(const char* prefix);

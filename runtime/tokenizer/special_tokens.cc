@@ -1,5 +1,7 @@
 #include "runtime/tokenizer/special_tokens.h"
 
+#include <algorithm>
+
 namespace gguflow {
 
 std::vector<TextFragment> split_special_tokens(const Vocabulary& vocab, std::string_view text,
@@ -7,12 +9,14 @@ std::vector<TextFragment> split_special_tokens(const Vocabulary& vocab, std::str
                                                std::span<const std::pair<size_t, size_t>> literal) {
   std::vector<TextFragment> fragments;
   if (text.empty()) return fragments;
-  // Whether a match at text[begin, begin + size) touches a literal range.
+  // Whether a match at text[begin, begin + size) touches a literal range. The ranges are sorted
+  // and disjoint: a binary search (a chat of 80,000 messages has as many ranges, and twice as
+  // many markup matches, each of which a scan of every range took ~60 s of CPU to clear).
   const auto in_literal = [&](const char* begin, size_t size) {
     const size_t start = static_cast<size_t>(begin - text.data()), end = start + size;
-    for (const auto& [lo, hi] : literal)
-      if (start < hi && lo < end) return true;
-    return false;
+    const auto first_ending_after = std::partition_point(
+        literal.begin(), literal.end(), [&](const std::pair<size_t, size_t>& r) { return r.second <= start; });
+    return first_ending_after != literal.end() && first_ending_after->first < end;
   };
   fragments.push_back(TextFragment{kNoToken, text});
   for (TokenId id : vocab.special_tokens()) {

@@ -19,8 +19,8 @@ struct TextFragment {
   std::string_view text;     // into the input (the token's text for special fragments)
 };
 
-// `literal`: byte ranges of `text` in which CONTROL/UNKNOWN token text is not matched (a chat
-// message's content); USER_DEFINED tokens are matched everywhere.
+// `literal`: byte ranges of `text`, sorted and disjoint, in which CONTROL/UNKNOWN token text is
+// not matched (a chat message's content); USER_DEFINED tokens are matched everywhere.
 std::vector<TextFragment> split_special_tokens(const Vocabulary& vocab, std::string_view text,
                                                bool parse_special,
                                                std::span<const std::pair<size_t, size_t>> literal = {});

@@ -30,8 +30,9 @@ struct EncodeOptions {
   // Text of CONTROL tokens (<|im_start|>, <s>) becomes that token; otherwise it is ordinary
   // text. USER_DEFINED tokens are matched either way.
   bool parse_special = false;
-  // With parse_special: byte ranges [begin, end) of the text where CONTROL token text is
-  // ordinary text after all (RenderedChat::content: messages inside a chat template's markup).
+  // With parse_special: byte ranges [begin, end) of the text, sorted and disjoint, where CONTROL
+  // token text is ordinary text after all (RenderedChat::content: messages inside a chat
+  // template's markup).
   std::span<const std::pair<size_t, size_t>> literal_ranges;
 };
 

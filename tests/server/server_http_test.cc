@@ -6,6 +6,7 @@
 // and exits 0. The openai client library's view is tests/server/openai_client_test.mjs.
 #include <httplib.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <regex>
@@ -175,6 +176,18 @@ TEST(ServerHttp, HostileBodiesAndStartupMistakes) {
       },
       "application/json");
   expect_error_body(chunked, 413, "larger than the server's limit of 250000 bytes");
+  // A body over the limit with a Content-Length is read past, not left in the connection: the
+  // same connection then serves its next request (its bytes were parsed as one before).
+  const int fd = send_raw_request(server.port(), "POST", "/v1/completions", std::string(300000, ' '));
+  ASSERT_GE(fd, 0);
+  EXPECT_NE(read_until(fd, "request_too_large", 30).find("413"), std::string::npos);
+  const std::string health = "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+  ASSERT_EQ(send(fd, health.data(), health.size(), MSG_NOSIGNAL), static_cast<ssize_t>(health.size()));
+  EXPECT_NE(read_until(fd, "\"ok\"", 30).find("HTTP/1.1 200"), std::string::npos);
+  close(fd);
+  // A multipart form is not JSON: 400 (httplib had no part callbacks to give it: a 500).
+  const auto multipart = client.Post("/v1/completions", httplib::MultipartFormDataItems{{"a", "b", "", ""}});
+  expect_error_body(multipart, 400, "expected a JSON body, found multipart/form-data");
   // JSON sent as a form (curl -d's content type, as in the docs) over 8 KiB: read as JSON.
   const std::string prompt(9000, 'a');
   const auto form = httplib::Client("127.0.0.1", server.port())

@@ -2,6 +2,7 @@
 // open output is removed by the signal handler, and the process still dies of the signal. And
 // what it replaces: as the shell's `>` would (a link's target, a FIFO in place, permissions
 // kept), never one of the command's inputs.
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -93,6 +94,32 @@ TEST(OutputFileReplaces, NothingOfAFifoButWritesIntoIt) {
   struct stat st {};
   ASSERT_EQ(::lstat(fifo.c_str(), &st), 0);
   EXPECT_TRUE(S_ISFIFO(st.st_mode)) << "the FIFO was replaced by a file";
+}
+
+// `-o /dev/stdout >> log`: the output goes to the process's stdout as it is (appended), where
+// following /dev/stdout to the file behind it replaced the log with the output.
+TEST(OutputFileReplaces, NothingWhenNamedDevStdout) {
+  const auto log = test::temp_dir() / "log.txt";
+  { std::ofstream(log) << "OLD\n"; }
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const int fd = ::open(log.c_str(), O_WRONLY | O_APPEND);
+    if (fd < 0 || ::dup2(fd, 1) < 0) _exit(3);
+    try {
+      OutputFile out("/dev/stdout");
+      std::fputs("new\n", out.stream());
+      out.commit();
+    } catch (const Error&) {
+      _exit(1);
+    }
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(contents(log), "OLD\nnew\n");
 }
 
 TEST(OutputFileRefuses, AnInputOfTheCommandWhateverPathNamesIt) {
