@@ -104,9 +104,13 @@ int calibrate(int argc, char** argv) {
   const std::string text = require(args, "--text", "kv calibrate");
   o.text_name = base_name(text);
   const StudyModel m = open_model(args, "kv calibrate");
+  const Granularity granularity = as_usage([&] { return parse_granularity(args.get("--granularity")); });
+  // --rank and --max-rank against this model's dimension now, not after the whole text has run.
+  as_usage([&] {
+    check_calibrate_options(o, granularity == Granularity::kHead ? m.head_dim : m.n_head_kv * m.head_dim);
+  });
   const auto tokens = tokenize_text_file(m, text);
-  const KvAnalysis a = analyse(
-      collect_kv(m, tokens, args.get_int("--ctx"), parse_granularity(args.get("--granularity")), keys));
+  const KvAnalysis a = analyse(collect_kv(m, tokens, args.get_int("--ctx"), granularity, keys));
   const KvProjection p = make_projection(a, o, m);
   write_kv_projection(p, output);
   std::printf("calibrated on %s: %lld tokens\n", o.text_name.c_str(), static_cast<long long>(a.tokens));

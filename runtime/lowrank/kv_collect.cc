@@ -98,7 +98,7 @@ KvSamples collect_kv(const StudyModel& m, std::span<const int32_t> tokens, int64
   if (tokens.empty()) throw error("no tokens to collect keys and values from");
   if (ctx < 0) throw error("--ctx must be positive, found ", ctx);
   const int64_t n = static_cast<int64_t>(tokens.size());
-  const int64_t chunk = ctx > 0 ? std::min(ctx, n) : n;
+  int64_t chunk = ctx > 0 ? std::min(ctx, n) : n;
 
   // The generate default: its caches are named kv.{i}, one per layer.
   const std::string graph_path = graph::default_graph_path(*m.file, graph::Job::kGenerate);
@@ -106,7 +106,19 @@ KvSamples collect_kv(const StudyModel& m, std::span<const int32_t> tokens, int64
   exec::SessionOptions options;
   options.n_threads = m.n_threads;
   options.n_ctx = chunk;
-  exec::Session session(g, *m.kernels, options);
+  auto session = std::make_unique<exec::Session>(g, *m.kernels, options);
+  // A sliding-window layer (gemma2, gemma3, phi3) caches only its last `window` positions: a
+  // run longer than that would read rows its ring no longer holds. Runs are cut to the
+  // smallest cache.
+  int64_t smallest = chunk;
+  for (const ops::KvCacheView& c : session->kv_caches()) smallest = std::min(smallest, c.rows);
+  if (smallest < chunk) {
+    report(m, "runs of " + std::to_string(smallest) + " tokens: a sliding-window layer caches only its last " +
+                  std::to_string(smallest) + " positions");
+    chunk = smallest;
+    options.n_ctx = chunk;
+    session = std::make_unique<exec::Session>(g, *m.kernels, options);
+  }
 
   KvSamples s;
   s.granularity = granularity;
@@ -146,10 +158,10 @@ KvSamples collect_kv(const StudyModel& m, std::span<const int32_t> tokens, int64
                     static_cast<long long>(begin), static_cast<long long>(n), elapsed);
       report(m, line);
     }
-    session.reset();
-    session.prefill(tokens.subspan(static_cast<size_t>(begin), static_cast<size_t>(len)));
+    session->reset();
+    session->prefill(tokens.subspan(static_cast<size_t>(begin), static_cast<size_t>(len)));
     for (int64_t l = 0; l < s.n_layer; ++l) {
-      const ops::KvCacheView& c = session.kv_caches()[static_cast<size_t>(state[l])];
+      const ops::KvCacheView& c = session->kv_caches()[static_cast<size_t>(state[l])];
       // rows [len][row] f32 (the session's default type), row = position
       ops::kv_rows_f32(c, false, len, k_rows.data());
       ops::kv_rows_f32(c, true, len, v_rows.data());

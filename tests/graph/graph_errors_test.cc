@@ -41,6 +41,13 @@ TEST_F(GraphErrors, YamlSyntaxErrorHasLineAndColumn) {
   EXPECT_THAT(e, ::testing::MatchesRegex(".*g\\.yaml:[0-9]+:[0-9]+: YAML syntax error.*"));
 }
 
+// `in:` and the slot's own name for the same input: one of them won without a word.
+TEST_F(GraphErrors, AnInputGivenTwiceIsRefused) {
+  const std::string e = edited("in: h, weight: \"blk.{i}.attn_q.weight\",", "in: h, x: x, weight: \"blk.{i}.attn_q.weight\",");
+  EXPECT_THAT(e, HasSubstr("op matmul: input 'x' given twice (by `in:` and by name)"));
+  EXPECT_THAT(e, ::testing::MatchesRegex(".*g\\.yaml:[0-9]+:[0-9]+: op matmul.*"));
+}
+
 TEST_F(GraphErrors, UnknownOpSuggestsClosest) {
   const std::string e = edited("op: silu_mul", "op: silu_mull");
   EXPECT_THAT(e, HasSubstr(at("silu_mull") + "unknown op 'silu_mull': expected one of embed, rmsnorm"));

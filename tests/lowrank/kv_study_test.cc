@@ -106,6 +106,20 @@ TEST(KvStudy, Qwen3FullRankReproducesFullCacheLogitsWithKeysAfterAndBeforeRope) 
   }
 }
 
+// Sliding-window families cache only a window of positions per layer: collecting over a whole
+// text at once (--ctx 0) aborted on a failed check (rows past the ring). Runs are cut to the
+// smallest cache, and every token's keys and values are still collected.
+TEST(KvStudy, SlidingWindowFamiliesAreCollectedInRunsTheirCachesHold) {
+  for (const char* model : {"models/synth-phi3-tiny-f32.gguf", "models/synth-gemma3-tiny-f32.gguf"}) {
+    GGUFLOW_REQUIRE_DATA(model);
+    SCOPED_TRACE(model);
+    const StudyModel m = StudyModel::open(test::data_path(model).string(), *plugins::select_kernels().table, 2);
+    const auto calib = tokenize_text_file(m, test::data_path("text/calib.txt").string());
+    const KvSamples s = collect_kv(m, calib, 0, Granularity::kLayer);
+    EXPECT_EQ(s.tokens, static_cast<int64_t>(calib.size()));
+  }
+}
+
 // A family with no low-rank graph (gemma2 ships none) is refused with the file it would need,
 // before anything runs, instead of running it through another family's graph.
 TEST(KvStudy, FamilyWithoutALowRankGraphIsRefusedNamingTheFile) {
