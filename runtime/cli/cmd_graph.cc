@@ -9,6 +9,7 @@
 #include "ops/error.h"
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/graph/load.h"
+#include "runtime/runner/generation_graph.h"
 #include "runtime/graph/writers.h"
 
 namespace gguflow::cli {
@@ -31,6 +32,7 @@ int run_graph(int argc, char** argv) {
   graph::LoadOptions options;
   options.set = set_values(args);
   const graph::Graph g = graph::load_graph(args.positionals()[0], model, options);
+  if (g.job != "embed") runner::checked_sampler_section(args.positionals()[0], g);  // as `run` would
   graph::DotOptions dot_options;
   dot_options.collapse = args.has("--collapse");
 

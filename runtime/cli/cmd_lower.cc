@@ -11,6 +11,7 @@
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/graph/graph_choice.h"
 #include "runtime/graph/load.h"
+#include "runtime/runner/generation_graph.h"
 #include "runtime/graph/sampler_section.h"
 #include "runtime/graph/writers.h"
 
@@ -35,6 +36,7 @@ int run_lower(int argc, char** argv) {
   graph::LoadOptions options;
   options.set = set_values(args);
   const graph::Graph g = graph::load_graph(graph_path, model, options);
+  if (g.job != "embed") runner::checked_sampler_section(graph_path, g);  // as `run` would
   // The sampling stage is not part of the bound graph; carry it over so that the lowered file
   // generates exactly as the template does. A graph without the stage's input among its outputs
   // (embed.yaml inherits decode's section but has no logits) has nothing to sample: omit it.

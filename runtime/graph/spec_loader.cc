@@ -321,9 +321,12 @@ GraphSpec parse_file(const YAML::Node& root, const std::string& file, std::vecto
     }
   }
   if (root["replace"]) {
+    std::set<std::string> replaced;  // a second replacement of one node would win silently
     for (const auto& item : parse_items(get("replace"), "replace")) {
       if (item.name.empty()) fail_at(item.yaml.where(), "replace: expected a node with 'name:' naming "
                                                         "the node it replaces, found no name");
+      if (!replaced.insert(item.name).second)
+        fail_at(item.yaml.where(), "replace: node '", item.name, "' is replaced twice in this file");
       Located at = locate(spec, {item.yaml.node["name"], file}, "replace");
       (*at.list)[at.index] = item;
     }

@@ -13,14 +13,19 @@ GenerationGraph load_generation_graph(std::shared_ptr<const GgufFile> file,
   GenerationGraph g;
   g.path = graph_path.empty() ? graph::default_graph_path(*file, graph::Job::kGenerate) : graph_path;
   g.graph = std::make_shared<const graph::Graph>(graph::load_graph(g.path, file, options));
-  const graph::SamplerSection section = graph::load_sampler_section(g.path);
-  if (graph::sampler_input_tensor(section, *g.graph) != g.graph->outputs.front())
-    throw error(g.path, ": sampler: input: expected the graph's first output '",
-                g.graph->tensors[g.graph->outputs.front()].name,
-                "' (the one a session returns), found '", section.input, "'");
-  g.sampler = config_from_section(section);
-  g.sets_seed = section_sets_seed(section);
+  g.sampler = checked_sampler_section(g.path, *g.graph, &g.sets_seed);
   return g;
+}
+
+sampling::SamplerConfig checked_sampler_section(const std::string& path, const graph::Graph& graph,
+                                                bool* sets_seed) {
+  const graph::SamplerSection section = graph::load_sampler_section(path);
+  if (graph::sampler_input_tensor(section, graph) != graph.outputs.front())
+    throw error(path, ": sampler: input: expected the graph's first output '",
+                graph.tensors[graph.outputs.front()].name, "' (the one a session returns), found '",
+                section.input, "'");
+  if (sets_seed) *sets_seed = section_sets_seed(section);
+  return config_from_section(section);
 }
 
 void check_logits_output(const GenerationGraph& g, const exec::Session& session,

@@ -28,6 +28,13 @@ GenerationGraph load_generation_graph(std::shared_ptr<const GgufFile> file,
                                       const std::string& graph_path,
                                       const graph::LoadOptions& options);
 
+// The `sampler:` section of the graph file `path` bound as `graph`, as a generating command
+// reads it: the sampled tensor must be the graph's first output, every setting a valid value.
+// Throws gguflow::Error at the section's place otherwise. `lower` and `graph` check the same
+// (for graphs whose job is not "embed"), so a graph they call valid also runs.
+sampling::SamplerConfig checked_sampler_section(const std::string& path, const graph::Graph& graph,
+                                                bool* sets_seed = nullptr);
+
 // Throws unless the session's output rows are logits over the model's vocabulary (its n_vocab
 // param, else the tokenizer's size): an embedding graph's pooled vector is no thing to sample.
 void check_logits_output(const GenerationGraph& g, const exec::Session& session,

@@ -76,6 +76,22 @@ TEST(GraphCli, ErrorsAreOneLineWithExitStatus1) {
   EXPECT_THAT(err, HasSubstr("gguflow lower: error: "));
 }
 
+// `lower` and `graph` read a generating graph's sampler section as `run` does: a graph they call
+// valid runs (a bad value or a misspelled input passed both and failed only in `run`).
+TEST(GraphCli, LowerAndGraphCheckTheSamplerSectionAsRunDoes) {
+  GGUFLOW_REQUIRE_DATA("models/stories260K.gguf");
+  const auto dir = temp_dir();
+  for (const std::string section : {"sampler: {temperature: hot}\n", "sampler: {input: logitz}\n"}) {
+    write_text(dir / "g.yaml", "graph: bad_sampler\nextends: '" + decode_yaml().string() + "'\n" + section);
+    const std::string graph = "'" + (dir / "g.yaml").string() + "'";
+    std::string out, err;
+    EXPECT_EQ(run_command(gguflow() + " lower " + model("stories260K.gguf") + " --graph " + graph, &out, &err), 1) << section;
+    EXPECT_THAT(err, HasSubstr("g.yaml:3:")) << err;
+    EXPECT_EQ(run_command(gguflow() + " graph " + graph + " -m " + model("stories260K.gguf"), &out, &err), 1) << section;
+    EXPECT_THAT(err, HasSubstr("sampler:")) << err;
+  }
+}
+
 // A user's own graph: decode with the SwiGLU FFN replaced by one plain matmul.
 TEST(GraphCli, UserGraphReplacingTheFfnByOneMatmul) {
   GGUFLOW_REQUIRE_DATA("models/stories260K.gguf");

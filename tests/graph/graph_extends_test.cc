@@ -89,6 +89,14 @@ TEST_F(GraphExtends, ReplaceAtDepth2And3) {
   EXPECT_EQ(g3.nodes[static_cast<size_t>(g3.find_node("q"))].schema->name, std::string("add"));
 }
 
+// Two replacements of one node in one file: the second won silently.
+TEST_F(GraphExtends, ReplacingANodeTwiceInOneFileIsRefused) {
+  const std::string text = kOnBase + "replace:\n  - {name: b, op: mul, in: [x, x], out: x}\n"
+                                     "  - {name: b, op: add, in: [x, x], out: x}\n";
+  EXPECT_THAT(error("twice.yaml", text), HasSubstr(location_of(path("twice.yaml"), text, "{name: b, op: add") +
+                                                  ": replace: node 'b' is replaced twice in this file"));
+}
+
 TEST_F(GraphExtends, InsertBeforeAtDepth2And3) {
   EXPECT_THAT(names("d2.yaml", kOnBase + "insert_before:\n  b: [" + kNewNode + "]\n"),
               ElementsAre("e", "a", "z", "b", "n"));
