@@ -241,8 +241,9 @@ EmbeddingRequest parse_embedding_request(const Json& body) {
                           (input->is_array() ? std::string("an empty array") : kind_of(*input)));
   }
   for (size_t i = 0; i < r.inputs.size(); ++i)
-    if (r.inputs[i].empty())
-      throw invalid_request("input[" + std::to_string(i) + "]: expected text, found an empty string");
+    if (r.inputs[i].empty())  // named as the client sent it: "input" for one string
+      throw invalid_request((input->is_array() ? "input[" + std::to_string(i) + "]" : std::string("input")) +
+                            ": expected text, found an empty string");
   const std::string format = string_field(body, "encoding_format");
   if (!format.empty() && format != "float" && format != "base64")
     throw invalid_request("encoding_format: expected float or base64, found \"" + format + "\"");

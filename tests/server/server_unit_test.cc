@@ -101,6 +101,9 @@ TEST(OpenAiRequest, EmbeddingInputs) {
   for (const char* bad : {R"({})", R"({"input": []})", R"({"input": [[1, 2]]})", R"({"input": [""]})",
                           R"({"input": "a", "encoding_format": "hex"})"})
     EXPECT_EQ(api_error_of([&] { parse_embedding_request(Json::parse(bad)); }).first, 400) << bad;
+  // The empty text is named as it was sent: one string is "input", not "input[0]".
+  EXPECT_EQ(api_error_of([&] { parse_embedding_request(Json::parse(R"({"input": ""})")); }).second.rfind("input: ", 0), 0u);
+  EXPECT_EQ(api_error_of([&] { parse_embedding_request(Json::parse(R"({"input": ["a", ""]})")); }).second.rfind("input[1]: ", 0), 0u);
 }
 
 TEST(StopMatcher, HoldsBackWhatMayBeginAStopString) {
