@@ -26,11 +26,11 @@ const AttrList<RmsNormAttrs>& attr_list() {
 
 std::string rmsnorm_shape(const ShapeQuery& q, std::vector<Shape>* out) {
   GGUFLOW_SHAPE_TRY(need_rank(q, false, kX, 2));
+  const RmsNormAttrs a = attr_list().parse(*q.attrs);
   // A non-positive eps divides a zero row by zero (or takes a negative root): nan everywhere.
-  if (const double eps = attr_list().parse(*q.attrs).eps; !(eps > 0))
-    return "expected eps > 0, found " + std::to_string(eps);
+  if (!(a.eps > 0)) return "expected eps > 0, found " + std::to_string(a.eps);
   GGUFLOW_SHAPE_TRY(need_rank(q, true, kGain, 1));
-  const int64_t group = attr_list().parse(*q.attrs).group_size;
+  const int64_t group = a.group_size;
   const int64_t n = q.inputs[kX]->dims[0], w = q.weights[kGain]->dims[0];
   if (group == 0) {
     if (n != w)

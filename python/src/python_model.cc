@@ -1,6 +1,5 @@
 #include "python/src/python_model.h"
 
-
 #include "ops/error.h"
 #include "runtime/graph/load.h"
 #include "runtime/runner/generator.h"

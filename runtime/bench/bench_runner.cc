@@ -25,7 +25,6 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-
 struct TestSpec {
   bool generation;
   int64_t n;

@@ -2,8 +2,6 @@
 // [--ctx C] [--format md|json|csv]`: prefill and decode throughput in the manner of llama-bench,
 // with the streaming read bandwidth and each decode row's roofline fraction.
 // The logic lives in runtime/bench/; this file parses options and picks kernels.
-#include <oneapi/tbb/global_control.h>
-
 #include <unistd.h>
 
 #include <cstdio>
@@ -90,9 +88,7 @@ int run_bench(int argc, char** argv) {
       // 0: every core, as for every other command's -t (and $GGUFLOW_THREADS=0).
       if (t < 0 || t > kMaxThreads)
         throw usage_error("-t: thread counts must be 0..", kMaxThreads, " (0: every core), found ", t);
-      const auto every_core = static_cast<int>(
-          tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
-      config.threads.push_back(t == 0 ? every_core : static_cast<int>(t));
+      config.threads.push_back(t == 0 ? most_threads() : static_cast<int>(t));
     }
   const int64_t reps = args.get_int("-r");
   if (reps < 1 || reps > 100000) throw usage_error("-r must be 1..100000, found ", reps);

@@ -9,9 +9,9 @@
 
 #include "runtime/cli/args.h"
 #include "runtime/cli/commands.h"
-#include "runtime/core/console.h"
 #include "runtime/cli/shared_options.h"
 #include "ops/error.h"
+#include "runtime/core/console.h"
 #include "runtime/core/output_file.h"
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/tools/tensor_rows.h"

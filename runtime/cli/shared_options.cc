@@ -47,11 +47,14 @@ Args& threads_option(Args& args, const std::string& metavar) {
       .env("GGUFLOW_THREADS");
 }
 
+int most_threads() {
+  return static_cast<int>(tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
+}
+
 int threads_value(const Args& args) {
   if (!args.has("--threads")) return 0;
   const int requested = static_cast<int>(args.get_int_in("--threads", 0, kMaxThreads));
-  const int most = static_cast<int>(
-      tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
+  const int most = most_threads();
   if (requested > most) {
     console::start_stderr_line();
     std::fprintf(stderr, "gguflow: warning: --threads %d: this machine runs at most %d threads at once; using %d\n",

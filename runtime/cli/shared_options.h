@@ -26,6 +26,8 @@ Args& model_alias_option(Args& args);
 Args& threads_option(Args& args, const std::string& metavar = "N");
 // The --threads value checked against [0, kMaxThreads].
 int threads_value(const Args& args);
+// The most threads this process runs at once (oneTBB's limit): what "every core" (0) means.
+int most_threads();
 // -c, --ctx-size (alias --ctx) N.
 Args& ctx_option(Args& args, const std::string& help, const std::string& default_value = "0");
 // --kernels NAME (default: $GGUFLOW_KERNELS, else the best plugin).

@@ -104,9 +104,7 @@ OutputFile::OutputFile(const std::string& path) : path_(path) {
   // Another process-relative name (/dev/stderr, /dev/fd/N, /proc/PID/fd/N) stands for an open
   // file of a process, not a place to put a new file: written in place, never replaced.
   if (path.rfind("/dev/fd/", 0) == 0 || path.rfind("/proc/", 0) == 0 || path == "/dev/stderr") {
-    stream_ = std::fopen(path.c_str(), "wb");
-    if (!stream_) throw error(path, ": cannot open the output: ", std::strerror(errno));
-    in_place_ = true;
+    open_in_place();
     return;
   }
   struct stat st {};
@@ -118,9 +116,7 @@ OutputFile::OutputFile(const std::string& path) : path_(path) {
     if (!S_ISREG(st.st_mode)) {
       // A device or FIFO (/dev/null, a pipe to another process) is written in place: renaming a
       // file over it would replace the device node itself.
-      stream_ = std::fopen(path.c_str(), "wb");
-      if (!stream_) throw error(path, ": cannot open the output: ", std::strerror(errno));
-      in_place_ = true;
+      open_in_place();
       return;
     }
     // A file the user may not write stays as it is (the shell's `>` refuses it too); one that
@@ -139,6 +135,12 @@ OutputFile::OutputFile(const std::string& path) : path_(path) {
     throw error(path, ": cannot create the output (", temp_path_, "): ", std::strerror(err));
   }
   if (kept_mode_ >= 0) ::fchmod(fileno(stream_), static_cast<mode_t>(kept_mode_));
+}
+
+void OutputFile::open_in_place() {
+  stream_ = std::fopen(path_.c_str(), "wb");
+  if (!stream_) throw error(path_, ": cannot open the output: ", std::strerror(errno));
+  in_place_ = true;
 }
 
 OutputFile::~OutputFile() {

@@ -30,6 +30,8 @@ class OutputFile {
   void commit();
 
  private:
+  void open_in_place();  // writes path_ itself (a device, a FIFO, a process's open file)
+
   std::string path_, temp_path_, name_;
   FILE* stream_ = nullptr;
   bool committed_ = false;

@@ -228,6 +228,13 @@ class Expander {
       return refs;
     };
 
+    // One value per input slot: with both `in:` and the slot's name, one of them won silently.
+    const auto set_input = [&](size_t slot, NameRef ref, const Location& where) {
+      if (!r.inputs[slot].name.empty())
+        fail_at(where, "op ", op.name, ": input '", op.inputs[slot].name, "' given twice (by `in:` and by name)");
+      r.inputs[slot] = std::move(ref);
+    };
+
     for (const auto& kv : yaml.node) {
       const std::string key = kv.first.Scalar();
       const YAML::Node& value = kv.second;
@@ -241,11 +248,7 @@ class Expander {
         if (refs.size() > op.inputs.size())
           fail_at(where, "op ", op.name, ": expected at most ", op.inputs.size(), " inputs, found ",
                   refs.size());
-        for (size_t i = 0; i < refs.size(); ++i) {
-          if (!r.inputs[i].name.empty())  // the slot was named before `in:` (below: after)
-            fail_at(where, "op ", op.name, ": input '", op.inputs[i].name, "' given twice (by `in:` and by name)");
-          r.inputs[i] = refs[i];
-        }
+        for (size_t i = 0; i < refs.size(); ++i) set_input(i, refs[i], where);
       } else if (key == "out") {
         auto refs = names_of(value, "a tensor name");
         if (refs.size() != op.outputs.size())
@@ -258,10 +261,8 @@ class Expander {
         r.expect_shape = parse_shape({value, file}, params_);
         r.shape_where = where;
       } else if (int i = op.input_index(key); i >= 0) {
-        // One value per slot: with both `in:` and the slot's name, one of them won silently.
-        if (!r.inputs[static_cast<size_t>(i)].name.empty())
-          fail_at(key_where, "op ", op.name, ": input '", key, "' given twice (by `in:` and by name)");
-        r.inputs[static_cast<size_t>(i)] = {substitute(scalar_of(value, file, "a tensor name"), vars_), where};
+        set_input(static_cast<size_t>(i), {substitute(scalar_of(value, file, "a tensor name"), vars_), where},
+                  key_where);
       } else if (int w = op.weight_index(key); w >= 0) {
         WeightRef& ref = r.weights[static_cast<size_t>(w)];
         ref.where = where;

@@ -208,9 +208,6 @@ void HttpServer::add_routes() {
 
 std::string HttpServer::read_body(const httplib::Request& req, const httplib::ContentReader& content,
                                   httplib::Response& res) const {
-  const ApiError too_large(413, "the request body is larger than the server's limit of " +
-                                    std::to_string(options_.max_body_bytes) + " bytes",
-                           "invalid_request_error", "request_too_large");
   if (req.is_multipart_form_data()) {  // httplib would hand its parts to callbacks we lack
     res.set_header("Connection", "close");  // the body is not read: nothing after it is either
     throw invalid_request("expected a JSON body, found multipart/form-data");
@@ -239,7 +236,10 @@ std::string HttpServer::read_body(const httplib::Request& req, const httplib::Co
     // as the connection's next request.
     res.set_header("Connection", "close");
   }
-  if (received > options_.max_body_bytes || declared_too_large) throw too_large;
+  if (received > options_.max_body_bytes || declared_too_large)
+    throw ApiError(413, "the request body is larger than the server's limit of " +
+                            std::to_string(options_.max_body_bytes) + " bytes",
+                   "invalid_request_error", "request_too_large");
   return body;
 }
 
