@@ -61,7 +61,9 @@ Session::Session(std::shared_ptr<const graph::Graph> graph, const GguflowKernels
 
 Session::~Session() = default;
 
-// Each graph input gets the feed its readers' slots declare (ops::Feed); all readers must agree.
+// Each graph input gets the feed its readers' slots declare (ops::Feed). build_graph refused
+// graphs whose readers disagree, leave an input unfilled or read no token ids
+// (check_input_feeds, with the YAML positions), so those are invariants here.
 void Session::find_inputs_and_output() {
   const graph::Graph& g = *graph_;
   for (int t : g.inputs) {
@@ -72,26 +74,14 @@ void Session::find_inputs_and_output() {
       for (size_t slot = 0; slot < node.inputs.size(); ++slot) {
         if (node.inputs[slot] != t) continue;
         const ops::Feed wanted = node.schema->inputs[slot].feed;
-        if (wanted == ops::Feed::kNone)
-          throw error("graph '", g.name, "': input '", input.name, "' is read by slot '",
-                      node.schema->inputs[slot].name, "' of node '", node.name,
-                      "', which the executor does not fill: expected graph inputs read as token "
-                      "ids (e.g. embed's tokens) or positions (e.g. rope's positions)");
-        if (feed.feed != ops::Feed::kNone && feed.feed != wanted)
-          throw error("graph '", g.name, "': input '", input.name, "' is read both as ",
-                      ops::feed_name(feed.feed), " and as ", ops::feed_name(wanted), " (node '",
-                      node.name, "'): expected one meaning per input");
+        GGUFLOW_CHECK(wanted != ops::Feed::kNone && (feed.feed == ops::Feed::kNone || feed.feed == wanted));
         feed.feed = wanted;
       }
     }
     // An input no node reads needs no feed.
     if (feed.feed != ops::Feed::kNone) feeds_.push_back(feed);
   }
-  const bool has_tokens = std::any_of(feeds_.begin(), feeds_.end(), [](const FeedSlot& f) {
-    return f.feed == ops::Feed::kTokenIds;
-  });
-  if (!has_tokens)
-    throw error("graph '", g.name, "' has no input read as token ids (e.g. by embed's tokens)");
+  GGUFLOW_CHECK(std::any_of(feeds_.begin(), feeds_.end(), [](const FeedSlot& f) { return f.feed == ops::Feed::kTokenIds; }));
   if (g.outputs.empty()) throw error("graph '", g.name, "' declares no outputs");
   const graph::Tensor& output = g.tensors[static_cast<size_t>(g.outputs[0])];
   output_width_ = row_length(output.shape);

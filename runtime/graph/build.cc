@@ -217,6 +217,48 @@ void fill_model_params(Graph& g) {
   get_double("eps", &m.eps);
 }
 
+// What the session writes into each graph input is the feed of the slots that read it (token ids
+// or positions, ops::Feed): an input read by a slot without one, or with two meanings, or no
+// input of token ids, is a graph the session refuses. Checked here too, where the YAML positions
+// are known, so that `lower` and `graph` refuse what `run` would (live nodes only, as the
+// session sees them).
+void check_input_feeds(const Assembly& b, const std::vector<size_t>& order, const std::vector<bool>& live,
+                       const std::vector<int>& input_tensors, const GraphSpec& spec, const std::string& graph_name) {
+  struct FirstReader {
+    ops::Feed feed = ops::Feed::kNone;
+    Location where;
+    std::string node;
+  };
+  std::vector<FirstReader> first(input_tensors.size());
+  bool has_token_ids = false;
+  for (size_t j : order) {
+    if (!live[j]) continue;
+    const RawNode& r = b.raw[j];
+    for (size_t s = 0; s < r.schema->inputs.size(); ++s) {
+      const int t = b.node_inputs[j][s];
+      const auto input = std::find(input_tensors.begin(), input_tensors.end(), t);
+      if (t < 0 || input == input_tensors.end()) continue;
+      const std::string& name = b.tensors[static_cast<size_t>(t)].name;
+      const ops::Feed wanted = r.schema->inputs[s].feed;
+      if (wanted == ops::Feed::kNone)
+        fail_at(r.inputs[s].where, "node '", r.name, "': graph input '", name, "' is read by slot '",
+                r.schema->inputs[s].name, "', which the executor does not fill: expected graph inputs "
+                "read as token ids (e.g. embed's tokens) or positions (e.g. rope's positions)");
+      FirstReader& f = first[static_cast<size_t>(input - input_tensors.begin())];
+      if (f.feed != ops::Feed::kNone && f.feed != wanted)
+        fail_at(r.inputs[s].where, "node '", r.name, "': graph input '", name, "' is read here as ",
+                ops::feed_name(wanted), " and as ", ops::feed_name(f.feed), " by node '", f.node, "' at ",
+                f.where.to_string(), ": expected one meaning per input");
+      if (f.feed == ops::Feed::kNone) f = {wanted, r.inputs[s].where, r.name};
+      has_token_ids = has_token_ids || wanted == ops::Feed::kTokenIds;
+    }
+  }
+  if (!has_token_ids)
+    fail_at(spec.inputs.empty() ? Location{spec.files.empty() ? std::string() : spec.files.front(), 0, 0}
+                                : spec.inputs.front().spec.where(),
+            "graph '", graph_name, "' has no input read as token ids (e.g. by embed's tokens)");
+}
+
 }  // namespace
 
 Graph build_graph(const GraphSpec& spec, std::shared_ptr<const GgufFile> model_file, const LoadOptions& options) {
@@ -353,6 +395,8 @@ Graph build_graph(const GraphSpec& spec, std::shared_ptr<const GgufFile> model_f
     for (int t : b.node_inputs[static_cast<size_t>(j)])
       if (t >= 0) stack.push_back(b.tensors[static_cast<size_t>(t)].producer);
   }
+
+  check_input_feeds(b, order, live, input_tensors, spec, g.name);
 
   // Assemble: live nodes in topological order; tensors renumbered (inputs first, then outputs
   // of live nodes in node order).

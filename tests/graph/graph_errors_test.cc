@@ -48,6 +48,23 @@ TEST_F(GraphErrors, AnInputGivenTwiceIsRefused) {
   EXPECT_THAT(e, ::testing::MatchesRegex(".*g\\.yaml:[0-9]+:[0-9]+: op matmul.*"));
 }
 
+// What a graph input holds is what its readers' slots ask for (token ids, positions); a session
+// refused an input with two meanings or one it does not fill, and `lower`/`graph` said valid.
+TEST_F(GraphErrors, AnInputReadAsTokenIdsAndAsPositionsIsRefused) {
+  const std::string e = edited("x: q, positions: positions", "x: q, positions: tokens");
+  EXPECT_THAT(e, HasSubstr(at("tokens, head_dim") + "node 'blk.0.rope_q': graph input 'tokens' is read here as "
+                           "positions and as token ids by node 'token_embd' at " + at("tokens, weight: token_embd")));
+  EXPECT_THAT(e, HasSubstr("expected one meaning per input"));
+}
+
+TEST_F(GraphErrors, AnInputTheExecutorDoesNotFillIsRefused) {
+  text_ = replace_once(base_, "outputs: [logits]", "  bias: {dtype: f32, shape: [$n_embd, T]}\noutputs: [logits]");
+  text_ = replace_once(text_, "op: add, in: [x, f], out: x}", "op: add, in: [x, bias], out: x}");
+  const std::string e = load_error(path_, text_, model_);
+  EXPECT_THAT(e, HasSubstr(at("bias], out: x}") + "node 'blk.0.ffn_residual': graph input 'bias' is read by slot "));
+  EXPECT_THAT(e, HasSubstr("which the executor does not fill"));
+}
+
 TEST_F(GraphErrors, UnknownOpSuggestsClosest) {
   const std::string e = edited("op: silu_mul", "op: silu_mull");
   EXPECT_THAT(e, HasSubstr(at("silu_mull") + "unknown op 'silu_mull': expected one of embed, rmsnorm"));
