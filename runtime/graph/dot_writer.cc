@@ -1,16 +1,16 @@
 // Graphviz pictures of a bound graph (`gguflow graph --dot / --svg`).
-#include <sys/wait.h>
-
 #include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
+#include <future>
 #include <map>
 #include <sstream>
 
+#include <boost/asio/io_context.hpp>
+#include <boost/process.hpp>
+
 #include "ops/error.h"
+#include "runtime/core/output_file.h"
 #include "runtime/graph/writers.h"
 
 namespace gguflow::graph {
@@ -142,20 +142,36 @@ std::string graph_dot(const Graph& g, const DotOptions& options) {
 }
 
 void render_svg(const std::string& dot_text, const std::string& svg_path) {
-  if (std::system("command -v dot >/dev/null 2>&1") != 0)
+  namespace bp = boost::process;
+  const boost::filesystem::path dot = bp::search_path("dot");
+  if (dot.empty())
     throw error("--svg ", svg_path, ": the Graphviz 'dot' program is not installed (on Debian: "
                 "sudo apt-get install graphviz); use --dot to write the DOT text instead");
-  const std::string dot_path = svg_path + ".dot.tmp";
-  {
-    std::ofstream f(dot_path, std::ios::binary);
-    if (!f) throw error("--svg ", svg_path, ": cannot write ", dot_path, ": ", std::strerror(errno));
-    f << dot_text;
+  // The output is opened first: a path that names an input or cannot be written is refused
+  // before dot runs, and the SVG goes in as `>` would put it (OutputFile). dot reads the text on
+  // stdin and writes the SVG on stdout, so no path passes through dot or a shell.
+  OutputFile out(svg_path);
+  boost::asio::io_context io;
+  std::future<std::string> svg, messages;
+  int status = -1;
+  try {
+    bp::child child(dot, "-Tsvg", bp::std_in < boost::asio::buffer(dot_text), bp::std_out > svg,
+                    bp::std_err > messages, io);
+    io.run();
+    child.wait();
+    status = child.exit_code();
+  } catch (const bp::process_error& e) {
+    throw error("--svg ", svg_path, ": cannot run ", dot.string(), ": ", e.what());
   }
-  const std::string command = "dot -Tsvg '" + dot_path + "' -o '" + svg_path + "'";
-  const int status = std::system(command.c_str());
-  std::filesystem::remove(dot_path);
-  if (status != 0)
-    throw error("--svg ", svg_path, ": 'dot' failed (exit status ", WIFEXITED(status) ? WEXITSTATUS(status) : -1, ")");
+  if (status != 0) {
+    std::string why = messages.get();
+    why = why.substr(0, why.find('\n'));
+    throw error("--svg ", svg_path, ": 'dot' failed (exit status ", status, ")", why.empty() ? "" : ": ", why);
+  }
+  const std::string bytes = svg.get();
+  if (std::fwrite(bytes.data(), 1, bytes.size(), out.stream()) != bytes.size())
+    throw error(out.name(), ": write failed: ", std::strerror(errno));
+  out.commit();
 }
 
 }  // namespace gguflow::graph

@@ -21,8 +21,9 @@ struct DotOptions {
 // tensor; repeat instances as clusters.
 std::string graph_dot(const Graph& graph, const DotOptions& options = {});
 
-// Renders DOT text to an SVG file through the `dot` program. Throws naming the missing program
-// (and the Debian package) when Graphviz is not installed, or dot's exit status.
+// Renders DOT text to an SVG file through the `dot` program (Graphviz), written as OutputFile
+// writes (a path naming an input is refused). Throws naming the missing program (and the Debian
+// package) when Graphviz is not installed, or dot's exit status and first line of complaint.
 void render_svg(const std::string& dot_text, const std::string& svg_path);
 
 }  // namespace gguflow::graph

@@ -156,17 +156,35 @@ TEST(GraphCli, DotPictureHasOpsShapesColoursAndClusters) {
 TEST(GraphCli, SvgThroughGraphvizOrAClearMessage) {
   GGUFLOW_REQUIRE_DATA("models/stories260K.gguf");
   const auto dir = temp_dir();
-  const std::string svg = (dir / "decode.svg").string();
+  // A name with a quote in it: the path went through a shell command line and broke it.
+  const std::string svg = (dir / "Bob's decode.svg").string();
   const std::string command =
-      gguflow() + " graph '" + decode_yaml().string() + "' --model " + model("stories260K.gguf") + " --svg '" + svg + "'";
+      gguflow() + " graph '" + decode_yaml().string() + "' --model " + model("stories260K.gguf") + " --svg \"" + svg + "\"";
   std::string out, err;
   if (run_command("command -v dot") == 0) {
     ASSERT_EQ(run_command(command, &out, &err), 0) << err;
     EXPECT_THAT(read_text(svg), HasSubstr("<svg"));
+    EXPECT_EQ(err, "wrote " + svg + "\n");
   }
   // Without Graphviz on PATH the command says what is missing and how to get it.
   EXPECT_EQ(run_command("PATH=/nonexistent " + command, &out, &err), 1);
   EXPECT_THAT(err, HasSubstr("the Graphviz 'dot' program is not installed (on Debian: sudo apt-get install graphviz)"));
+}
+
+// The SVG is written as every other output (OutputFile): it cannot replace the graph it draws,
+// and a directory is refused with our message, not Graphviz's.
+TEST(GraphCli, SvgCannotReplaceAnInput) {
+  GGUFLOW_REQUIRE_DATA("models/stories260K.gguf");
+  const auto dir = temp_dir();
+  const std::string graph = (dir / "g.yaml").string();
+  write_text(graph, read_text(decode_yaml()));
+  const std::string command = gguflow() + " graph '" + graph + "' --model " + model("stories260K.gguf") + " --svg ";
+  std::string out, err;
+  EXPECT_EQ(run_command(command + "'" + graph + "'", &out, &err), 1);
+  EXPECT_THAT(err, HasSubstr(graph + ": this is an input of the command"));
+  EXPECT_EQ(read_text(graph), read_text(decode_yaml()));
+  EXPECT_EQ(run_command(command + "'" + dir.string() + "'", &out, &err), 1);
+  EXPECT_EQ(err, "gguflow graph: error: " + dir.string() + ": expected an output file name, found a directory\n");
 }
 
 }  // namespace
