@@ -72,6 +72,14 @@ void softmax(std::vector<Candidate>& candidates) {
   GGUFLOW_CHECK(!candidates.empty());
   std::sort(candidates.begin(), candidates.end(), better);
   const double max_logit = candidates.front().logit;
+  if (std::isinf(max_logit)) {
+    // +inf logits (a repetition penalty near 0 overflows a positive logit) share all the mass;
+    // all -inf (every candidate banned) share it evenly. exp(inf - inf) would be nan.
+    const double tied = static_cast<double>(std::count_if(candidates.begin(), candidates.end(),
+                                                          [&](const Candidate& c) { return c.logit == max_logit; }));
+    for (Candidate& c : candidates) c.prob = c.logit == max_logit ? static_cast<float>(1.0 / tied) : 0.0f;
+    return;
+  }
   double sum = 0;
   for (Candidate& c : candidates) {
     const double e = std::exp(static_cast<double>(c.logit) - max_logit);
@@ -113,9 +121,16 @@ void keep_min_p(std::vector<Candidate>& candidates, float min_p) {
   std::sort(candidates.begin(), candidates.end(), better);
 }
 
+// Scaled relative to the largest logit: (logit - max) / T is at most 0, so a tiny temperature
+// sends the others to -inf (near-greedy) where logit / T overflowed every large logit to +inf,
+// softmax's inf - inf made nan, and pick() fell through to the least likely candidate.
 void apply_temperature(std::vector<Candidate>& candidates, float temperature) {
   GGUFLOW_CHECK(temperature > 0);
-  for (Candidate& c : candidates) c.logit /= temperature;
+  if (candidates.empty()) return;
+  float max_logit = candidates.front().logit;
+  for (const Candidate& c : candidates) max_logit = std::max(max_logit, c.logit);
+  if (std::isinf(max_logit)) return;  // +inf or all -inf: softmax shares the mass among the ties
+  for (Candidate& c : candidates) c.logit = (c.logit - max_logit) / temperature;
 }
 
 TokenId pick(std::vector<Candidate>& candidates, double uniform) {

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <set>
 
 #include "ops/error.h"
 
@@ -199,6 +200,32 @@ TEST(Sampler, RepetitionPenaltyChangesTheGreedyChoice) {
   const std::vector<float> logits = {3.0f, 2.0f};
   EXPECT_EQ(sampler.sample(logits), 0);  // no history yet
   EXPECT_EQ(sampler.sample(logits), 1);  // 3/2 < 2
+}
+
+// A tiny temperature is near-greedy: logit / T overflowed to +inf for every large logit, softmax
+// turned inf - inf into nan and the least likely candidate was picked.
+TEST(Sampler, TinyTemperaturesPickTheBest) {
+  const std::vector<float> logits = {1.0f, 5.0f, 4.9f, -3.0f, 0.5f};
+  for (float temperature : {1e-38f, 1e-45f, 1e-30f, 1e-6f})
+    for (uint64_t seed : {1u, 2u, 3u}) {
+      Sampler sampler(SamplerConfig{.temperature = temperature, .top_k = 0, .top_p = 1.0f, .min_p = 0.0f, .seed = seed});
+      EXPECT_EQ(sampler.sample(logits), 1) << "temperature " << temperature << " seed " << seed;
+    }
+}
+
+// A repetition penalty near 0 overflows the repeated positive logits to +inf: they share the
+// draw (never nan, never a token outside them).
+TEST(Sampler, InfiniteLogitsShareTheDraw) {
+  const std::vector<float> logits = {1.0f, 5.0f, 4.0f, -3.0f};
+  std::set<TokenId> seen;
+  for (uint64_t seed = 0; seed < 64; ++seed) {
+    Sampler sampler(SamplerConfig{.temperature = 1.0f, .top_k = 0, .top_p = 0.9f, .min_p = 0.0f,
+                                  .repeat_penalty = 1e-45f, .repeat_last_n = 4, .seed = seed});
+    sampler.accept(1);
+    sampler.accept(2);
+    seen.insert(sampler.sample(logits));
+  }
+  EXPECT_EQ(seen, (std::set<TokenId>{1, 2}));
 }
 
 TEST(SamplerConfig, RejectsOutOfRangeValues) {
