@@ -5,6 +5,7 @@
 #include "runtime/core/console.h"
 #include "runtime/core/json.h"
 #include "runtime/exec/greedy.h"
+#include "runtime/exec/logits_output.h"
 #include "runtime/exec/token_io.h"
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/graph/load.h"
@@ -23,11 +24,13 @@ void run_tokens(const RunTokensRequest& request, const GguflowKernels& kernels, 
   auto model = GgufFile::open(request.model_path);
   graph::LoadOptions load_options;
   load_options.set = request.set;
+  load_options.job = "generate";
   for (const std::string& f : request.weight_files) load_options.weight_files.push_back(GgufFile::open(f));
   auto g = std::make_shared<const graph::Graph>(
       graph::load_graph(request.graph_path, model, load_options));
   const auto build_start = std::chrono::steady_clock::now();
   Session session(g, kernels, request.session);
+  check_logits_output(request.graph_path, *g, session, 0);
   if (request.verbose)
     std::fprintf(log,
                  "graph %s: %zu nodes; kernels %s; threads %d; ctx %lld; arena %.1f MiB; "
@@ -52,6 +55,7 @@ void run_tokens(const RunTokensRequest& request, const GguflowKernels& kernels, 
   const auto decode_start = std::chrono::steady_clock::now();
   std::vector<int32_t> ids;
   for (int64_t i = 0; i < request.greedy_steps; ++i) {
+    sampling::refuse_nan_logits(last);
     const int32_t next = argmax(last);
     ids.push_back(next);
     if (i + 1 == request.greedy_steps || session.n_past() >= session.n_ctx()) break;

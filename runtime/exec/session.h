@@ -133,6 +133,7 @@ class Session {
   int64_t n_ctx() const { return n_ctx_; }
   int64_t n_vocab() const { return n_vocab_; }           // valid token ids are [0, n_vocab)
   int64_t output_width() const { return output_width_; }  // floats per output row
+  bool output_per_token() const { return output_per_token_; }  // false: one (pooled) row per sequence
   int n_threads() const { return n_threads_; }
   const GguflowKernels& kernels() const { return kernels_; }
   const graph::Graph& graph() const { return *graph_; }

@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "runtime/graph/expand.h"
@@ -19,11 +20,29 @@ namespace {
 // Binds, records what the graph declares it is for, and refuses a model it does not fully read.
 Graph bind(const GraphSpec& spec, std::shared_ptr<const GgufFile> model, const LoadOptions& options) {
   if (model) check_model_metadata(*model);
+  const std::string& file = spec.files.empty() ? spec.name : spec.files.front();
+  if (!options.job.empty() && !spec.job.empty() && spec.job != options.job)
+    throw error(file, ": graph '", spec.name, "' has job: ", spec.job, ": expected a graph with job: ", options.job,
+                " or none (", spec.job == "embed" ? "an embedding graph runs with gguflow embed"
+                                                  : "a generation graph runs with gguflow run", ")");
   Graph g = build_graph(spec, std::move(model), options);
   g.architectures = spec.architectures;
   g.job = spec.job;
   g.unused = spec.unused;
   check_reads_model(g);
+  // After the tensors: a model the graph does not read whole is named by its unread tensors.
+  // Gemma 1 and Granite files have llama's tensor names, so only the family tells them apart.
+  if (g.model_file && !spec.architectures.empty()) {
+    const std::string arch = g.model_file->architecture();
+    if (!arch.empty() && std::find(spec.architectures.begin(), spec.architectures.end(), arch) == spec.architectures.end()) {
+      std::string listed;
+      for (const std::string& a : spec.architectures) listed += (listed.empty() ? "" : ", ") + a;
+      throw error(file, ": graph '", spec.name, "' implements ", listed, "; the model ",
+                  fs::path(g.model_file->path()).filename().string(), " is ", arch,
+                  ": expected a graph whose architectures: name it (without --graph, the shipped one for ",
+                  arch, " if there is one)");
+    }
+  }
   return g;
 }
 

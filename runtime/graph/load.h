@@ -17,12 +17,18 @@ struct LoadOptions {
   // Files searched, after the model, for weight tensors the model lacks (e.g. the low-rank KV
   // bases of a `gguflow kv calibrate` side file).
   std::vector<std::shared_ptr<const GgufFile>> weight_files;
+  // What the caller runs the graph for ("generate", "embed"; "" = no job in particular): a
+  // graph whose `job:` names the other one is refused (an embedding graph's vector is no logits
+  // to sample; a generation graph's logits are no embedding).
+  std::string job;
 };
 
 // Reads `path` (and the files it extends), binds it to `model` and validates it.
-// Throws gguflow::Error "FILE:LINE:COL: ..." naming what was expected and what was found, and
-// when the model holds tensors the graph neither reads nor lists as `unused:`
-// (tensor_coverage.h).
+// Throws gguflow::Error "FILE:LINE:COL: ..." naming what was expected and what was found; when
+// the graph's `architectures:` leave out the model's general.architecture (a graph computes
+// exactly the families it names: llama's graph on a gemma file would run, skipping gemma's
+// embedding scale and GELU); when its `job:` is not options.job; and when the model holds tensors
+// the graph neither reads nor lists as `unused:` (tensor_coverage.h).
 Graph load_graph(const std::string& path, std::shared_ptr<const GgufFile> model,
                  const LoadOptions& options = {});
 // The same for YAML text; `file` names it in messages and anchors relative `extends`.

@@ -1,6 +1,7 @@
 #include "runtime/runner/generation_graph.h"
 
 #include "ops/error.h"
+#include "runtime/exec/logits_output.h"
 #include "runtime/graph/graph_choice.h"
 #include "runtime/graph/sampler_section.h"
 #include "runtime/runner/sampler_settings.h"
@@ -12,7 +13,9 @@ GenerationGraph load_generation_graph(std::shared_ptr<const GgufFile> file,
                                       const graph::LoadOptions& options) {
   GenerationGraph g;
   g.path = graph_path.empty() ? graph::default_graph_path(*file, graph::Job::kGenerate) : graph_path;
-  g.graph = std::make_shared<const graph::Graph>(graph::load_graph(g.path, file, options));
+  graph::LoadOptions generating = options;
+  generating.job = "generate";
+  g.graph = std::make_shared<const graph::Graph>(graph::load_graph(g.path, file, generating));
   g.sampler = checked_sampler_section(g.path, *g.graph, &g.sets_seed);
   return g;
 }
@@ -30,12 +33,7 @@ sampling::SamplerConfig checked_sampler_section(const std::string& path, const g
 
 void check_logits_output(const GenerationGraph& g, const exec::Session& session,
                          size_t tokenizer_vocab_size) {
-  const int64_t n_vocab = g.graph->model.n_vocab > 0 ? g.graph->model.n_vocab
-                                                     : static_cast<int64_t>(tokenizer_vocab_size);
-  if (session.output_width() != n_vocab)
-    throw error(g.path, ": expected the graph's output '",
-                g.graph->tensors[g.graph->outputs.front()].name, "' to be logits [", n_vocab,
-                ", T] to sample from, found ", session.output_width(), " values per token");
+  exec::check_logits_output(g.path, *g.graph, session, static_cast<int64_t>(tokenizer_vocab_size));
 }
 
 }  // namespace gguflow::runner

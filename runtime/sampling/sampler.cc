@@ -57,11 +57,7 @@ double Sampler::next_uniform() {
 
 TokenId Sampler::sample(std::span<const float> logits, std::span<const TokenId> banned) {
   GGUFLOW_CHECK(!logits.empty());
-  // nan compares false both ways: argmax and the filters would pick an arbitrary token (token
-  // 0 for all-nan logits) and the run would go on as if nothing were wrong.
-  if (std::any_of(logits.begin(), logits.end(), [](float x) { return std::isnan(x); }))
-    throw error("the model's logits hold nan: its weights or hyperparameters (a metadata value, a "
-                "--set override) are not usable numbers");
+  refuse_nan_logits(logits);
   const auto is_banned = [&](TokenId id) { return std::find(banned.begin(), banned.end(), id) != banned.end(); };
   // `scores` with every banned id at -infinity, in penalized_.
   const auto mask_banned = [&](std::span<const float> scores) {

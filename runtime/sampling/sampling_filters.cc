@@ -57,6 +57,12 @@ TokenId argmax(std::span<const float> logits) {
   return static_cast<TokenId>(at);
 }
 
+void refuse_nan_logits(std::span<const float> logits) {
+  if (std::any_of(logits.begin(), logits.end(), [](float x) { return std::isnan(x); }))
+    throw error("the model's logits hold nan: its weights or hyperparameters (a metadata value, a "
+                "--set override) are not usable numbers");
+}
+
 void apply_repetition_penalty(std::span<float> logits, std::span<const TokenId> recent,
                               float penalty) {
   if (penalty == 1.0f) return;

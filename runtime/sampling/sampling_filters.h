@@ -22,6 +22,11 @@ bool better(const Candidate& a, const Candidate& b);
 // Index of the largest logit; ties go to the lowest id. `logits` must not be empty.
 TokenId argmax(std::span<const float> logits);
 
+// Throws gguflow::Error when a logit is nan. nan compares false both ways: argmax and the
+// filters would choose an arbitrary token (token 0 for all-nan logits) and a run would go on as
+// if nothing were wrong.
+void refuse_nan_logits(std::span<const float> logits);
+
 // llama.cpp's repetition penalty: every distinct token among `recent` has its logit divided by
 // `penalty` when positive and multiplied by it when negative (penalty 1 = off).
 void apply_repetition_penalty(std::span<float> logits, std::span<const TokenId> recent,

@@ -85,6 +85,36 @@ TEST_F(TensorCoverage, GraphReadingEveryTensorLoads) {
   EXPECT_EQ(load_message(toy_graph(), toy_model("m.gguf", "toy", {})), "");
 }
 
+// A model of another family whose tensors the graph reads whole (Gemma 1 and Granite files have
+// llama's tensor names) ran through the llama graph; the family itself refuses it now. A model
+// without general.architecture is left to the graph's params (which name the key they miss).
+TEST_F(GraphDeclarations, AModelOfAFamilyTheGraphDoesNotNameIsRefused) {
+  const std::string e = load_message(toy_graph(), toy_model("other.gguf", "toy2", {}));
+  EXPECT_EQ(e, toy_path() + ": graph 'toy' implements toy; the model other.gguf is toy2: expected a graph whose "
+                            "architectures: name it (without --graph, the shipped one for toy2 if there is one)");
+  const std::string without_list =
+      replace_once(toy_graph(), "architectures: [toy]\n", "");
+  EXPECT_EQ(load_message(without_list, toy_model("other2.gguf", "toy2", {})), "");
+  EXPECT_THAT(load_message(toy_graph(), toy_model("none.gguf", "", {})),
+              HasSubstr("param 'arch' needs metadata key 'general.architecture'"));
+}
+
+// `job:` against what the command runs the graph for.
+TEST_F(GraphDeclarations, AGraphForAnotherJobIsRefused) {
+  auto model = toy_model("job.gguf", "toy", {});
+  graph::LoadOptions embedding;
+  embedding.job = "embed";
+  EXPECT_EQ(load_message(toy_graph("job: generate\n"), model, embedding),
+            toy_path() + ": graph 'toy' has job: generate: expected a graph with job: embed or none (a generation "
+                         "graph runs with gguflow run)");
+  EXPECT_EQ(load_message(toy_graph("job: embed\n"), model, embedding), "");
+  EXPECT_EQ(load_message(toy_graph(), model, embedding), "");
+  graph::LoadOptions generating;
+  generating.job = "generate";
+  EXPECT_THAT(load_message(toy_graph("job: embed\n"), model, generating),
+              HasSubstr("expected a graph with job: generate or none (an embedding graph runs with gguflow embed)"));
+}
+
 TEST_F(TensorCoverage, UnreadTensorsAreNamedWithGraphAndArchitecture) {
   auto model = toy_model("qk.gguf", "toy3", {"blk.0.attn_q_norm.weight", "blk.0.attn_k_norm.weight"});
   const std::string e = load_message(toy_graph(), model);

@@ -1,13 +1,16 @@
 // `gguflow run` end to end through the built binary: text against llama2.c's golden story and
 // llama.cpp's greedy generation, seeds, prompt sources, limits, bad input, --json, --chat.
 #include <algorithm>
+#include <cstring>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "runtime/gguf/gguf_file.h"
 #include "tests/support/json_value.h"
 #include "tests/support/test_data.h"
 
@@ -314,12 +317,21 @@ TEST(RunCli, GraphSamplerSectionSetsDefaultsAndFlagsOverride) {
 
 TEST(RunCli, AGraphWithoutLogitsIsNotSampled) {
   GGUFLOW_REQUIRE_DATA(kStories);
-  // embed.yaml extends decode.yaml (inheriting its sampler section) but outputs an embedding.
+  // embed.yaml says job: embed.
   const Result r = run({(source_dir() / "graphs" / "embed.yaml").string(), "--model", stories(),
                         "--prompt", "hi", "-n", "2"});
   EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.err.find("sampler: input: expected one of the graph's outputs"), std::string::npos)
-      << r.err;
+  EXPECT_NE(r.err.find("embed.yaml: graph 'embed' has job: embed: expected a graph with job: generate or none "
+                       "(an embedding graph runs with gguflow embed)"),
+            std::string::npos) << r.err;
+  // A graph extending it without a job (jobs are not inherited) inherits decode.yaml's sampler
+  // section, which reads a tensor the graph no longer outputs.
+  const std::filesystem::path no_job = temp_dir() / "no_job.yaml";
+  std::ofstream(no_job) << "graph: no_job\nextends: " << (source_dir() / "graphs" / "embed.yaml").string() << "\n";
+  const Result inherited = run({no_job.string(), "--model", stories(), "--prompt", "hi", "-n", "2"});
+  EXPECT_EQ(inherited.status, 1);
+  EXPECT_NE(inherited.err.find("sampler: input: expected one of the graph's outputs"), std::string::npos)
+      << inherited.err;
 }
 
 TEST(RunCli, TokensModeStillEvaluatesIds) {
@@ -330,6 +342,37 @@ TEST(RunCli, TokensModeStillEvaluatesIds) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, "407 261 378 432\n");  // golden ids 2..5
   EXPECT_EQ(std::filesystem::file_size(logits), 2u * 512u * 4u);
+}
+
+// --tokens takes argmaxes of the graph's output: an embedding was read as scores over token
+// ids (a pooled vector's argmax printed as a token), and nan logits as token 0.
+TEST(RunCli, TokensModeNeedsLogitsThatAreNumbers) {
+  GGUFLOW_REQUIRE_DATA(kStories);
+  // Without a job (jobs are not inherited), so that the output check is what refuses it.
+  const std::filesystem::path no_job = temp_dir() / "no_job.yaml";
+  std::ofstream(no_job) << "graph: no_job\nextends: " << (source_dir() / "graphs" / "embed.yaml").string() << "\n";
+  const Result embedding = run({no_job.string(), "--model", stories(), "--tokens", "1,403,407", "--greedy", "3"});
+  EXPECT_EQ(embedding.status, 1);
+  EXPECT_EQ(embedding.out, "");
+  EXPECT_NE(embedding.err.find("expected the graph's output 'embedding' to be logits [512, T] to choose tokens "
+                               "from, found 64 values per sequence (a pooled output)"),
+            std::string::npos) << embedding.err;
+
+  // The final norm's weights all nan: every logit is nan.
+  const auto model = GgufFile::open(stories());
+  const GgufTensorInfo* norm = model->find_tensor("output_norm.weight");
+  ASSERT_NE(norm, nullptr);
+  ASSERT_EQ(norm->type, 0u);  // F32
+  std::string bytes = read_file(stories());
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (uint64_t i = 0; i < norm->n_elements(); ++i)
+    std::memcpy(bytes.data() + model->data_offset() + norm->offset + 4 * i, &nan, 4);
+  const std::filesystem::path nan_model = temp_dir() / "nan-norm.gguf";
+  std::ofstream(nan_model, std::ios::binary) << bytes;
+  const Result nan_logits = run({"--model", nan_model.string(), "--tokens", "1,403", "--greedy", "2"});
+  EXPECT_EQ(nan_logits.status, 1);
+  EXPECT_EQ(nan_logits.out, "");
+  EXPECT_NE(nan_logits.err.find("the model's logits hold nan"), std::string::npos) << nan_logits.err;
 }
 
 TEST(RunCli, ChatFormatsWithTheModelsTemplate) {
