@@ -72,6 +72,10 @@ class HelpFormatter : public CLI::Formatter {
 
 }  // namespace
 
+// Marks a word CLI11 must take as it is (see parse()): ASCII unit separator, which no text a
+// user types on a command line starts with.
+constexpr char kVerbatimMark = '\x1f';
+
 Args::Args(std::string usage, std::string description)
     : usage_(std::move(usage)), app_(std::make_unique<CLI::App>(std::move(description))) {
   app_->set_help_flag("-h,--help", "show this help and exit");
@@ -175,7 +179,16 @@ bool Args::parse(int argc, char** argv) {
     for (const auto& [alias, long_name] : word_aliases_)
       if (w == alias || w.rfind(alias + "=", 0) == 0) w = long_name + w.substr(alias.size());
   }
+  // CLI11 reads a positional word that starts with '[' and ends with ']' as a list ("[1,2]" ->
+  // 1, 2; "[CLS] hi [SEP]" -> "CLS] hi [SEP"): such words (and, so that the mark can always be
+  // taken off again, words that start with the mark) go in behind kVerbatimMark.
+  for (std::string& w : words)
+    if ((w.size() >= 2 && w.front() == '[' && w.back() == ']') || (!w.empty() && w.front() == kVerbatimMark))
+      w.insert(w.begin(), kVerbatimMark);
   std::reverse(words.begin(), words.end());  // CLI11 takes them last-first
+  const auto unmark = [](std::string& w) {
+    if (!w.empty() && w.front() == kVerbatimMark) w.erase(w.begin());
+  };
   try {
     app_->parse(words);
   } catch (const CLI::CallForHelp&) {
@@ -185,9 +198,14 @@ bool Args::parse(int argc, char** argv) {
     // CLI11 names the option; ours adds the way to the help.
     throw usage_error(e.what(), "; see 'gguflow ", usage_.substr(0, usage_.find(' ')), " --help'");
   }
+  for (std::string& w : positionals_) unmark(w);
+  for (Spec& s : specs_)
+    for (std::string& v : s.values) unmark(v);
   // CLI11 lists a "--" (end of options) among the extras too: it is not an unknown option.
-  for (const std::string& extra : app_->remaining())
+  for (std::string extra : app_->remaining()) {
+    unmark(extra);
     if (extra != "--") throw UsageError(unknown_option_message(extra));
+  }
   if (positionals_.size() < min_positionals_ || positionals_.size() > max_positionals_) {
     std::ostringstream msg;
     msg << "expected ";

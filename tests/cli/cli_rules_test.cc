@@ -166,6 +166,21 @@ TEST(CliFlags, TokenizeReadsStdinForDash) {
   EXPECT_EQ(both.status, 2) << both.err;
 }
 
+// CLI11 read a positional word in brackets as a list: "[CLS] hello [SEP]" lost its outer
+// brackets, "[1,2]" became two arguments, even after "--".
+TEST(CliFlags, BracketedWordsAreTakenAsTheyAre) {
+  GGUFLOW_REQUIRE_DATA(kStories);
+  for (const std::string text : {"[CLS] hello [SEP]", "[1,2]", "[]", "[x]", "\x1f[x]"}) {
+    const Result positional = sh("tokenize -m " + stories() + " --ids -- " + quote(text));
+    const Result option = sh("tokenize -m " + stories() + " --ids -p " + quote(text));
+    ASSERT_EQ(positional.status, 0) << text << ": " << positional.err;
+    EXPECT_EQ(positional.out, option.out) << text;
+  }
+  const Result bracketed = sh("tokenize -m " + stories() + " --json '[x]'");
+  ASSERT_EQ(bracketed.status, 0) << bracketed.err;
+  EXPECT_NE(bracketed.out.find("\"pieces\":[\"<s>\",\" \",\"[\",\"x\",\"]\"]"), std::string::npos) << bracketed.out;
+}
+
 TEST(CliFlags, EveryOtherCommandTakesShortNames) {
   GGUFLOW_REQUIRE_DATA(kStories);
   const std::filesystem::path dir = temp_dir();
