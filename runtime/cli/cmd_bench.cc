@@ -2,6 +2,7 @@
 // [--ctx C] [--format md|json|csv]`: prefill and decode throughput in the manner of llama-bench,
 // with the streaming read bandwidth and each decode row's roofline fraction.
 // The logic lives in runtime/bench/; this file parses options and picks kernels.
+#include <algorithm>
 #include <unistd.h>
 
 #include <cstdio>
@@ -88,7 +89,10 @@ int run_bench(int argc, char** argv) {
       // 0: every core, as for every other command's -t (and $GGUFLOW_THREADS=0).
       if (t < 0 || t > kMaxThreads)
         throw usage_error("-t: thread counts must be 0..", kMaxThreads, " (0: every core), found ", t);
-      config.threads.push_back(t == 0 ? most_threads() : static_cast<int>(t));
+      const int threads = t == 0 ? most_threads() : lowered_threads(static_cast<int>(t));
+      // Lowered counts can repeat (-t 2,64 on two cores): each is measured once.
+      if (std::find(config.threads.begin(), config.threads.end(), threads) == config.threads.end())
+        config.threads.push_back(threads);
     }
   const int64_t reps = args.get_int("-r");
   if (reps < 1 || reps > 100000) throw usage_error("-r must be 1..100000, found ", reps);
@@ -125,7 +129,9 @@ int run_bench(int argc, char** argv) {
   };
   // Opened before the benchmark, so a path that cannot be written fails now, not after it.
   std::optional<OutputFile> json_out;
-  remember_input_path(config.model_path);  // so that --json-file cannot name the model
+  // So that --json-file cannot name an input (they are read after it is opened).
+  remember_input_path(config.model_path);
+  if (!config.graph_path.empty()) remember_input_path(config.graph_path);
   if (args.has("--json-file")) json_out.emplace(args.get("--json-file"));
   const bench::BenchReport report =
       bench::run_bench(config, *kernels.table, kernels.plugin.name, progress);

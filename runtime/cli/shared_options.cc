@@ -51,17 +51,18 @@ int most_threads() {
   return static_cast<int>(tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
 }
 
+int lowered_threads(int requested) {
+  const int most = most_threads();
+  if (requested <= most) return requested;
+  console::start_stderr_line();
+  std::fprintf(stderr, "gguflow: warning: --threads %d: this machine runs at most %d threads at once; using %d\n",
+               requested, most, most);
+  return most;
+}
+
 int threads_value(const Args& args) {
   if (!args.has("--threads")) return 0;
-  const int requested = static_cast<int>(args.get_int_in("--threads", 0, kMaxThreads));
-  const int most = most_threads();
-  if (requested > most) {
-    console::start_stderr_line();
-    std::fprintf(stderr, "gguflow: warning: --threads %d: this machine runs at most %d threads at once; using %d\n",
-                 requested, most, most);
-    return most;
-  }
-  return requested;
+  return lowered_threads(static_cast<int>(args.get_int_in("--threads", 0, kMaxThreads)));
 }
 
 Args& ctx_option(Args& args, const std::string& help, const std::string& default_value) {

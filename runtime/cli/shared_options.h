@@ -26,6 +26,9 @@ Args& model_alias_option(Args& args);
 Args& threads_option(Args& args, const std::string& metavar = "N");
 // The --threads value checked against [0, kMaxThreads].
 int threads_value(const Args& args);
+// `requested` (> 0), or most_threads() with a warning on stderr when it asks for more (a session
+// would get no more than that anyway, and a report must not name threads that never ran).
+int lowered_threads(int requested);
 // The most threads this process runs at once (oneTBB's limit): what "every core" (0) means.
 int most_threads();
 // -c, --ctx-size (alias --ctx) N.

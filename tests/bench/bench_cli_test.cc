@@ -25,11 +25,12 @@ std::string bench_command(const std::string& options) {
          " --bandwidth-mib 16 " + options;
 }
 
-// Runs bench expecting success; returns stdout.
-std::string run_bench_ok(const std::string& options) {
-  std::string out, err;
-  const int status = run_command(bench_command(options), &out, &err);
-  EXPECT_EQ(status, 0) << err;
+// Runs bench expecting success; returns stdout (and stderr in *err when given).
+std::string run_bench_ok(const std::string& options, std::string* err = nullptr) {
+  std::string out, errors;
+  const int status = run_command(bench_command(options), &out, &errors);
+  EXPECT_EQ(status, 0) << errors;
+  if (err) *err = errors;
   return out;
 }
 
@@ -135,6 +136,19 @@ TEST(BenchCli, ForcedKernelsAreNamedInEveryRow) {
   const JsonValue rows = parse_json(run_bench_ok("-p 4 -n 2 -r 1 -t 1 --kernels scalar --format json"));
   ASSERT_EQ(rows.array.size(), 2u);
   for (const JsonValue& row : rows.array) EXPECT_EQ(row["kernels"].string, "scalar");
+}
+
+// A thread count above what oneTBB runs was measured at that many and labelled with the count
+// asked for; it is lowered with a warning, as --threads of every command is, and measured once.
+TEST(BenchCli, ThreadCountsAboveTheMachineAreLoweredNotMislabelled) {
+  GGUFLOW_REQUIRE_DATA(kModel);
+  std::string err;
+  const std::string out = run_bench_ok("-p 0 -n 2 -r 1 -t 1,4096,4095 --format json", &err);
+  const JsonValue rows = parse_json(out);
+  ASSERT_GE(rows.array.size(), 1u);
+  ASSERT_LE(rows.array.size(), 2u);
+  for (const JsonValue& row : rows.array) EXPECT_LT(row["threads"].number, 4095);
+  EXPECT_NE(err.find("gguflow: warning: --threads 4096: this machine runs at most "), std::string::npos) << err;
 }
 
 TEST(BenchCli, MarkdownTableHasOneLinePerTest) {

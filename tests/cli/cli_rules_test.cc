@@ -526,7 +526,11 @@ TEST(CliAudit, AnOutputNamingAnInputIsRefused) {
   std::filesystem::copy_file(data_path(kStories), model);
   std::filesystem::create_symlink(model, dir / "link.gguf");
   const std::string m = quote(model.string());
+  const auto graph = dir / "g.yaml";
+  std::filesystem::copy_file(source_dir() / "graphs" / "decode.yaml", graph);
+  const std::string g = quote(graph.string());
   for (const std::string& command : std::vector<std::string>{"quantize " + m + " " + m + " Q8_0",
+                                    "bench -m " + m + " --bandwidth-mib 4 -r 1 -p 8 -n 0 --graph " + g + " --json-file " + g,
                                     "quantize " + m + " " + quote((dir / "link.gguf").string()) + " Q8_0",
                                     "tensor " + m + " output_norm.weight -o " + m, "lower " + m + " -o " + m}) {
     const Result r = sh(command);
@@ -534,6 +538,7 @@ TEST(CliAudit, AnOutputNamingAnInputIsRefused) {
     EXPECT_NE(r.err.find("this is an input of the command"), std::string::npos) << command << ": " << r.err;
   }
   EXPECT_EQ(read_file(model), read_file(data_path(kStories)));
+  EXPECT_EQ(read_file(graph), read_file(source_dir() / "graphs" / "decode.yaml"));
 }
 
 TEST(CliAudit, ModelArgumentCommandsReadGguflowModel) {
