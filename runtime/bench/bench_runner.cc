@@ -77,6 +77,17 @@ void validate_bench_config(const BenchConfig& c) {
     if (t < 1) throw error("bench: -t thread counts must be >= 1, found ", t);
   if (c.repetitions < 1) throw error("bench: -r repetitions must be >= 1, found ", c.repetitions);
   if (c.n_ctx < 0) throw error("bench: --ctx must be >= 0 (0: automatic), found ", c.n_ctx);
+  if (c.n_depth < 0 || c.n_depth > exec::kMaxContext)
+    throw error("bench: --n-depth must be 0 to ", exec::kMaxContext, ", found ", c.n_depth);
+  int64_t largest = 0;
+  for (const std::vector<int64_t>* sizes : {&c.prompt_sizes, &c.gen_sizes})
+    for (int64_t n : *sizes) largest = std::max(largest, n);
+  // Checked here, with the other values, so that a test that cannot fit is a usage error
+  // before the bandwidth measurement and the model load.
+  if (c.n_ctx > 0 && c.n_depth + largest > c.n_ctx)
+    throw error("bench: a test of ", largest, " tokens ",
+                c.n_depth > 0 ? "after " + std::to_string(c.n_depth) + " tokens of depth " : "",
+                "does not fit in --ctx ", c.n_ctx);
 }
 
 BenchReport run_bench(const BenchConfig& config, const GguflowKernels& kernels,
@@ -92,13 +103,7 @@ BenchReport run_bench(const BenchConfig& config, const GguflowKernels& kernels,
     if (n > 0) tests.push_back({false, n}), largest = std::max(largest, n);
   for (int64_t n : config.gen_sizes)
     if (n > 0) tests.push_back({true, n}), largest = std::max(largest, n);
-  if (config.n_depth < 0 || config.n_depth > exec::kMaxContext)
-    throw error("bench: --n-depth must be 0 to ", exec::kMaxContext, ", found ", config.n_depth);
   const int64_t n_ctx = config.n_ctx > 0 ? config.n_ctx : std::max<int64_t>(512, config.n_depth + largest);
-  if (config.n_depth + largest > n_ctx)
-    throw error("bench: a test of ", largest, " tokens ",
-                config.n_depth > 0 ? "after " + std::to_string(config.n_depth) + " tokens of depth " : "",
-                "does not fit in --ctx ", n_ctx);
   std::vector<int> thread_counts = config.threads;
   if (thread_counts.empty()) thread_counts.push_back(tbb::info::default_concurrency());
 

@@ -97,7 +97,7 @@ int run_bench(int argc, char** argv) {
   const int64_t reps = args.get_int("-r");
   if (reps < 1 || reps > 100000) throw usage_error("-r must be 1..100000, found ", reps);
   config.repetitions = static_cast<int>(reps);
-  config.n_ctx = args.get_int("--ctx");
+  config.n_ctx = args.get_int_in("--ctx", 0, exec::kMaxContext);
   config.n_depth = args.get_int_in("--n-depth", 0, exec::kMaxContext);
   exec::SessionOptions cache_types;
   cache_type_values(args, &cache_types);

@@ -82,7 +82,7 @@ int run_embed(int argc, char** argv) {
   });
   request.embedder.set = set_values(args);
   request.embedder.session.n_threads = threads_value(args);
-  request.embedder.session.n_ctx = args.get_int("--ctx");
+  request.embedder.session.n_ctx = args.get_int_in("--ctx", 0, exec::kMaxContext);
   cache_type_values(args, &request.embedder.session);
   request.embedder.batch_tokens = args.get_int_in("--batch-tokens", 0, exec::kMaxContext);
   request.input_path = args.get("--input");

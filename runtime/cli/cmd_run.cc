@@ -62,7 +62,7 @@ int run_token_ids(const Args& args, const std::string& graph_path) {
   request.dump_logits = args.get("--dump-logits");
   request.greedy_steps = args.get_int_in("--greedy", 0, exec::kMaxContext);
   request.session.n_threads = threads_value(args);
-  request.session.n_ctx = args.get_int("--ctx");
+  request.session.n_ctx = args.get_int_in("--ctx", 0, exec::kMaxContext);
   cache_type_values(args, &request.session);
   request.json = args.has("--json");
   request.verbose = args.has("--verbose");
@@ -123,9 +123,13 @@ int run_run(int argc, char** argv) {
   const std::string graph_path = args.positionals().empty() ? "" : args.positionals()[0];
   // Options of the other mode are refused rather than ignored.
   if (args.has("--tokens")) {
-    for (const char* text_option : {"--prompt", "--prompt-file", "--chat", "--system"})
+    for (const char* text_option : {"--prompt", "--prompt-file", "--n-predict", "--temp", "--top-k", "--top-p",
+                                    "--min-p", "--repeat-penalty", "--repeat-last-n", "--seed", "--special",
+                                    "--no-echo", "--chat", "--chat-template", "--system", "--interactive",
+                                    "--context-shift", "--keep"})
       if (args.has(text_option))
-        throw usage_error(text_option, ": not with --tokens (token-id mode evaluates the given ids)");
+        throw usage_error(text_option, ": not with --tokens (token-id mode evaluates the given ids; --greedy N "
+                          "decodes N more)");
     return run_token_ids(args, graph_path);
   }
   for (const char* token_option : {"--dump-logits", "--greedy"})

@@ -81,6 +81,8 @@ int run_tokenize(int argc, char** argv) {
       .positional_count(0, 1);
   if (!args.parse(argc, argv)) return 0;
   if (!args.has("--model")) throw usage_error("-m/--model: expected a GGUF file, found none");
+  if (args.has("--json") && args.has("--ids-only"))
+    throw usage_error("expected one of --json and --ids-only, found both");
   const bool from_stdin = args.has("--stdin") || (!args.positionals().empty() && args.positionals()[0] == "-");
   const int sources = (args.positionals().empty() || args.positionals()[0] == "-" ? 0 : 1) +
                       args.has("--prompt") + args.has("--file") + from_stdin;

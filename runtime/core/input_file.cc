@@ -37,6 +37,9 @@ std::string read_stream(FILE* in) {
   char buffer[65536];
   size_t n;
   while ((n = std::fread(buffer, 1, sizeof buffer, in)) > 0) text.append(buffer, n);
+  // A directory or an unreadable descriptor on stdin read as empty text (tokenized, or a run
+  // from BOS alone).
+  if (std::ferror(in)) throw error("<stdin>: cannot read: ", std::strerror(errno));
   return text;
 }
 

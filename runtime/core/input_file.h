@@ -13,7 +13,8 @@ namespace gguflow {
 // not exist, is not a regular file, or cannot be read.
 std::string read_input_file(const std::string& path, const char* what);
 
-// Everything left on `in` (stdin for a '-' argument), as bytes.
+// Everything left on `in` (stdin for a '-' argument), as bytes. Throws gguflow::Error
+// "<stdin>: cannot read: REASON" when reading fails.
 std::string read_stream(FILE* in);
 
 }  // namespace gguflow

@@ -315,6 +315,33 @@ TEST(CliOutput, ExitStatusIsTwoForUsageErrorsOneForBadInput) {
   EXPECT_NE(suggestion.err.find("did you mean '--top-p'?"), std::string::npos) << suggestion.err;
 }
 
+// Options that do nothing in the mode given, values out of range and options that exclude each
+// other are usage errors before any work: `run --tokens 1,403 -n 5` printed one id and exit 0,
+// `--tokens ... --ctx -5` and a bench test longer than --ctx exited 1 (the latter after the
+// bandwidth measurement), `tokenize --json --ids-only` printed JSON.
+TEST(CliOutput, UsageErrorsOfTheSecondAudit) {
+  GGUFLOW_REQUIRE_DATA(kStories);
+  const std::string m = " -m " + stories();
+  for (const std::string& option : {"-n 5", "--temp 0.5", "--top-k 3", "-s 7", "--special", "--no-echo",
+                                    "--chat-template chatml", "-i", "--context-shift", "--keep 2", "--repeat-penalty 1.1"}) {
+    const Result r = sh("run" + m + " --tokens 1,403 " + option);
+    EXPECT_EQ(r.status, 2) << option << ": " << r.err;
+    EXPECT_NE(r.err.find(": not with --tokens"), std::string::npos) << option << ": " << r.err;
+    EXPECT_EQ(r.out, "") << option;
+  }
+  for (const std::string& command : {"run" + m + " --tokens 1,2 --ctx -5", "run" + m + " --tokens 1,2 --ctx 99999999999",
+                                     "bench" + m + " -p 8 -n 0 --ctx 4", "bench" + m + " -p 8 -n 0 --ctx 16777217",
+                                     "embed" + m + " -f /dev/null --ctx -3", "tokenize" + m + " --json --ids-only hi"}) {
+    const Result r = sh(command);
+    EXPECT_EQ(r.status, 2) << command << ": " << r.err;
+    EXPECT_EQ(r.err.find("streaming read bandwidth"), std::string::npos) << command << ": " << r.err;
+  }
+  // A directory on stdin is a read error, not an empty text.
+  const Result directory = sh("tokenize" + m + " - < " + quote(temp_dir().string()));
+  EXPECT_EQ(directory.status, 1) << directory.err;
+  EXPECT_NE(directory.err.find("<stdin>: cannot read: Is a directory"), std::string::npos) << directory.err;
+}
+
 TEST(CliOutput, ErrorsNameTheCommandOnce) {
   const Result r = sh("bench -p 4");
   EXPECT_EQ(r.status, 2);
