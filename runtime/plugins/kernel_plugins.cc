@@ -1,5 +1,7 @@
 #include "runtime/plugins/kernel_plugins.h"
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -7,6 +9,8 @@
 #include <memory>
 #include <mutex>
 #include <sstream>
+#include <string>
+#include <utility>
 
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/dll/shared_library.hpp>
@@ -192,6 +196,56 @@ PluginCandidate choose_plugin(const std::vector<PluginCandidate>& candidates,
   return *best;
 }
 
+namespace {
+
+// The dynamic loader's own reason (an undefined symbol, a missing dependency, a damaged ELF
+// file): Boost.DLL reports only an errno-style code ("Bad file descriptor") for all of them.
+std::string loader_message(const std::string& path, const boost::dll::fs::error_code& ec) {
+  dlerror();  // clears an earlier message
+  if (void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+    dlclose(handle);
+    return ec ? ec.message() : "unknown error";
+  }
+  const char* raw = dlerror();
+  std::string why = raw ? raw : "";
+  if (why.rfind(path + ": ", 0) == 0) why.erase(0, path.size() + 2);  // the message names it already
+  return !why.empty() ? why : ec ? ec.message() : "unknown error";
+}
+
+// The first entry of the table a plugin left null (a session would call it and crash), or null.
+const char* first_missing_entry(const GguflowKernels& t) {
+  const std::pair<const void*, const char*> entries[] = {
+      {reinterpret_cast<const void*>(t.quantize_act), "quantize_act"},
+      {reinterpret_cast<const void*>(t.mat_vec), "mat_vec"},
+      {reinterpret_cast<const void*>(t.mat_mat), "mat_mat"},
+      {reinterpret_cast<const void*>(t.dequantize_row), "dequantize_row"},
+      {reinterpret_cast<const void*>(t.dot_f32), "dot_f32"},
+      {reinterpret_cast<const void*>(t.axpy_f32), "axpy_f32"},
+      {reinterpret_cast<const void*>(t.scale_f32), "scale_f32"},
+      {reinterpret_cast<const void*>(t.add_f32), "add_f32"},
+      {reinterpret_cast<const void*>(t.mul_f32), "mul_f32"},
+      {reinterpret_cast<const void*>(t.rmsnorm_f32), "rmsnorm_f32"},
+      {reinterpret_cast<const void*>(t.softmax_f32), "softmax_f32"},
+      {reinterpret_cast<const void*>(t.rope_f32), "rope_f32"},
+      {reinterpret_cast<const void*>(t.silu_mul_f32), "silu_mul_f32"},
+      {reinterpret_cast<const void*>(t.pack), "pack"},
+      {reinterpret_cast<const void*>(t.mat_vec_packed), "mat_vec_packed"},
+      {reinterpret_cast<const void*>(t.mat_mat_packed), "mat_mat_packed"},
+      {reinterpret_cast<const void*>(t.dequantize_row_packed), "dequantize_row_packed"},
+      {reinterpret_cast<const void*>(t.gelu_tanh_f32), "gelu_tanh_f32"},
+      {reinterpret_cast<const void*>(t.kv_store_row), "kv_store_row"},
+      {reinterpret_cast<const void*>(t.kv_dot), "kv_dot"},
+      {reinterpret_cast<const void*>(t.kv_axpy), "kv_axpy"},
+      {reinterpret_cast<const void*>(t.kv_dot_rows), "kv_dot_rows"},
+      {reinterpret_cast<const void*>(t.kv_axpy_rows), "kv_axpy_rows"},
+  };
+  for (const auto& [entry, name] : entries)
+    if (!entry) return name;
+  return nullptr;
+}
+
+}  // namespace
+
 const SelectedKernels& load_plugin(const PluginCandidate& candidate) {
   if (!candidate.usable) {
     throw error("kernel plugin '", candidate.name, "' (", candidate.path.string(),
@@ -206,7 +260,7 @@ const SelectedKernels& load_plugin(const PluginCandidate& candidate) {
   boost::dll::fs::error_code ec;
   lib->load(boost::dll::fs::path(key), boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local, ec);
   if (ec || !lib->is_loaded())
-    throw error("kernel plugin ", key, ": cannot be loaded: ", ec ? ec.message() : "unknown error");
+    throw error("kernel plugin ", key, ": cannot be loaded: ", loader_message(key, ec));
   if (!lib->has(GGUFLOW_KERNELS_ENTRY))
     throw error("kernel plugin ", key, ": not a gguflow kernel plugin (no '", GGUFLOW_KERNELS_ENTRY,
                 "' entry point)");
@@ -220,8 +274,12 @@ const SelectedKernels& load_plugin(const PluginCandidate& candidate) {
     throw error("kernel plugin ", key, ": kernel table too small: expected at least ",
                 kHostTableBytes, " bytes, found ", table->table_bytes);
   if (table->hwy_target != candidate.target_bit)
-    throw error("kernel plugin ", key, ": file records target ", candidate.target,
-                " but the loaded table reports ", table->target_name ? table->target_name : "?");
+    throw error("kernel plugin ", key, ": file records target ", candidate.target, " but the loaded table reports ",
+                table->hwy_target > 0 && (table->hwy_target & (table->hwy_target - 1)) == 0
+                    ? hwy::TargetName(table->hwy_target)
+                    : "the target bits " + std::to_string(table->hwy_target));
+  if (const char* missing = first_missing_entry(*table))
+    throw error("kernel plugin ", key, ": the kernel table has no ", missing, " (a broken build of the plugin)");
 
   auto selected = std::make_unique<SelectedKernels>();
   selected->table = table;

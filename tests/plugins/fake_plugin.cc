@@ -7,9 +7,13 @@
 //                      reports SCALAR: loading it fails, and selection must fall back.
 //   FAKE_NEEDS_UNKNOWN_FEATURE: a valid SCALAR plugin that also records a CPU feature no host
 //                      knows (".gguflow_requires.AVX9000"): it must never be loaded.
+//   FAKE_NULL_ENTRIES: a SCALAR record, the right ABI and size, every function entry null.
+//   FAKE_UNDEFINED_SYMBOL: a SCALAR record and entry point, but it needs a function no library
+//                      defines, so the dynamic loader refuses it (its reason must reach the user).
 #include "plugins/abi/kernel_abi.h"
 
-#if defined(FAKE_ABI_MISMATCH) || defined(FAKE_NO_ENTRY) || defined(FAKE_NEEDS_UNKNOWN_FEATURE)
+#if defined(FAKE_ABI_MISMATCH) || defined(FAKE_NO_ENTRY) || defined(FAKE_NEEDS_UNKNOWN_FEATURE) || \
+    defined(FAKE_NULL_ENTRIES) || defined(FAKE_UNDEFINED_SYMBOL)
 __attribute__((section(".gguflow_target.SCALAR"), used)) const char kFakeTarget[] = "SCALAR";
 #endif
 
@@ -21,11 +25,18 @@ __attribute__((section(".gguflow_requires.AVX9000"), used)) const char kFakeRequ
 __attribute__((section(".gguflow_target.SSE4"), used)) const char kFakeTarget[] = "SSE4";
 #endif
 
+#if defined(FAKE_UNDEFINED_SYMBOL)
+extern "C" int gguflow_fake_function_no_library_defines(void);
+#endif
+
 #if defined(FAKE_ABI_MISMATCH) || defined(FAKE_NO_SECTION) || defined(FAKE_CLAIMS_SSE4) || \
-    defined(FAKE_NEEDS_UNKNOWN_FEATURE)
+    defined(FAKE_NEEDS_UNKNOWN_FEATURE) || defined(FAKE_NULL_ENTRIES) || defined(FAKE_UNDEFINED_SYMBOL)
 extern "C" __attribute__((visibility("default"))) const GguflowKernels* gguflow_kernels_get(void) {
   static GguflowKernels table{};
-#if defined(FAKE_CLAIMS_SSE4) || defined(FAKE_NEEDS_UNKNOWN_FEATURE)
+#if defined(FAKE_UNDEFINED_SYMBOL)
+  table.table_bytes = static_cast<uint32_t>(gguflow_fake_function_no_library_defines());
+#endif
+#if defined(FAKE_CLAIMS_SSE4) || defined(FAKE_NEEDS_UNKNOWN_FEATURE) || defined(FAKE_NULL_ENTRIES)
   table.abi_version = GGUFLOW_KERNEL_ABI_VERSION;
 #else
   table.abi_version = 999;

@@ -257,6 +257,24 @@ TEST(Selection, AbiMismatchIsRefused) {
   EXPECT_NE(message.find(expected), std::string::npos) << message;
 }
 
+// Every function entry null: a session called the first and crashed.
+TEST(Selection, ATableWithoutItsFunctionsIsRefused) {
+  SelectOptions o;
+  o.search_dirs = {folder_with_plugin("scalar", fake("null_entries"))};
+  const std::string message = error_of([&] { plugins::select_kernels(o); });
+  EXPECT_NE(message.find("the kernel table has no quantize_act (a broken build of the plugin)"), std::string::npos)
+      << message;
+}
+
+// The dynamic loader's reason reaches the user (Boost.DLL's code said "Bad file descriptor").
+TEST(Selection, TheLoadersReasonIsGiven) {
+  SelectOptions o;
+  o.search_dirs = {folder_with_plugin("scalar", fake("undefined_symbol"))};
+  const std::string message = error_of([&] { plugins::select_kernels(o); });
+  EXPECT_NE(message.find("cannot be loaded: undefined symbol: gguflow_fake_function_no_library_defines"),
+            std::string::npos) << message;
+}
+
 TEST(Selection, LibraryWithoutEntryPointIsNotAPlugin) {
   SelectOptions o;
   o.search_dirs = {folder_with_plugin("scalar", fake("no_entry"))};
