@@ -100,7 +100,7 @@ int run_run(int argc, char** argv) {
       .option("--repeat-penalty", "R", "penalize recently seen tokens (1: off)")
       .option("--repeat-last-n", "N", "how many recent tokens the penalty looks at")
       .option("-s,--seed", "S", "random seed; -1: a fresh one (the default), printed with the timings")
-      .flag("--special", "parse special-token text (<s>, <|im_start|>) in the prompt as tokens")
+      .flag("--special", "parse special-token text (<s>, <|im_start|>) in the prompt (and --chat messages) as tokens")
       .flag("--no-echo", "print only the generated text, not the prompt before it")
       .flag("--chat", "format the prompt with the model's chat template (from its tokenizer.chat_template or architecture)")
       .option("--chat-template", "NAME", "--chat with this format instead: chatml, llama2, llama3, gemma or phi3")

@@ -1,5 +1,9 @@
 #include "runtime/core/utf8.h"
 
+#include <cstdio>
+
+#include "ops/error.h"
+
 namespace gguflow::utf8 {
 
 size_t decode_one(std::string_view text, size_t pos, uint32_t* cpt, bool* truncated) {
@@ -52,6 +56,20 @@ std::optional<size_t> find_invalid_utf8(std::string_view text) {
     pos += n;
   }
   return std::nullopt;
+}
+
+void require_valid(std::string_view text, std::string_view what) {
+  const std::optional<size_t> bad = find_invalid_utf8(text);
+  if (!bad) return;
+  const unsigned byte = static_cast<uint8_t>(text[*bad]);
+  char hex[8];
+  std::snprintf(hex, sizeof hex, "0x%02X", byte);
+  const char* why = byte >= 0x80 && byte <= 0xBF             ? " (a continuation byte with no sequence to continue)"
+                    : byte == 0xC0 || byte == 0xC1 || byte >= 0xF5 ? " (a byte UTF-8 never uses)"
+                    : byte < 0x80                           ? ""
+                                                            : ", which starts a sequence that is cut short, overlong, "
+                                                              "a surrogate or above U+10FFFF";
+  throw error(what, ": byte offset ", *bad, ": expected valid UTF-8, found byte ", hex, why);
 }
 
 }  // namespace gguflow::utf8

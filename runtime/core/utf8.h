@@ -19,4 +19,9 @@ size_t decode_one(std::string_view text, size_t pos, uint32_t* cpt, bool* trunca
 // above U+10FFFF, stray continuation byte), or nullopt when the text is valid.
 std::optional<size_t> find_invalid_utf8(std::string_view text);
 
+// Throws gguflow::Error "WHAT: byte offset N: expected valid UTF-8, found ..." (what is wrong
+// there: a byte UTF-8 never uses, a continuation byte with no sequence, or a sequence cut short,
+// overlong, a surrogate or above U+10FFFF) when `text` is not valid UTF-8.
+void require_valid(std::string_view text, std::string_view what);
+
 }  // namespace gguflow::utf8

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/tokenizer/chat_template.h"
@@ -20,14 +21,19 @@ namespace gguflow::runner {
 struct ChatTurn {
   std::string text;      // rendered text to tokenize (special-token text parsed) and prefill
   bool restart = false;  // true: `text` is the whole conversation; clear the cache first
+  // Byte ranges of `text` that are messages' contents (ChatTemplate::render): tokenized as
+  // literal text unless --special, so that a message cannot close its turn and forge another.
+  std::vector<std::pair<size_t, size_t>> content;
 };
 
 class ChatConversation {
  public:
-  // `system` is the --system text ("" for none).
+  // `system` is the --system text ("" for none). Throws gguflow::Error (naming --system and the
+  // byte offset in it) when it is not valid UTF-8.
   ChatConversation(ChatTemplate chat_template, std::string system);
 
   // Adds the user's message and returns what to feed the model before generating the reply.
+  // Throws gguflow::Error (the offset in the message) for invalid UTF-8, adding nothing.
   ChatTurn user_turn(const std::string& message);
   // Records the assistant's reply as generated (detokenized, without the end-of-turn token).
   void assistant_reply(const std::string& reply);

@@ -187,7 +187,8 @@ int run_text(const TextRunRequest& request, FILE* in, FILE* out, FILE* log) {
       }
       EncodeOptions encode;
       encode.add_special = session.n_past() == 0;
-      encode.parse_special = true;
+      encode.parse_special = true;  // the template's markup
+      if (!request.parse_special) encode.literal_ranges = rendered.content;  // the messages' own text
       report.prompt = message;
       report.turns.push_back(generator.generate(tokenizer.encode(rendered.text, encode), options,
                                                 std::ref(sink)));
@@ -209,12 +210,7 @@ int run_text(const TextRunRequest& request, FILE* in, FILE* out, FILE* log) {
         const std::optional<std::string> line = read_line(in);
         if (!line || *line == "/exit" || *line == "/quit") break;
         if (line->empty()) continue;
-        try {
-          more = turn(*line);
-        } catch (const Error& e) {  // e.g. the turn does not fit: end the chat, not a crash
-          std::fprintf(log, "gguflow: %s\n", e.what());
-          break;
-        }
+        more = turn(*line);  // an error (a turn that does not fit, bad UTF-8) ends the chat: exit 1
       }
       std::fputs("\n", log);
     }

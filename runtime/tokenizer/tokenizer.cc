@@ -42,12 +42,7 @@ Tokenizer Tokenizer::from_gguf(const GgufFile& file) {
 }
 
 std::vector<TokenId> Tokenizer::encode(std::string_view text, const EncodeOptions& options) const {
-  if (const auto bad = utf8::find_invalid_utf8(text)) {
-    char hex[8];
-    std::snprintf(hex, sizeof hex, "0x%02X", static_cast<uint8_t>(text[*bad]));
-    throw error("text to tokenize: byte offset ", *bad, ": expected valid UTF-8, found byte ",
-                hex, " that does not start or continue a valid sequence");
-  }
+  utf8::require_valid(text, "text to tokenize");
   const Vocabulary& v = *vocab_;
   std::vector<TokenId> out;
   out.reserve(text.size() / 2 + 2);

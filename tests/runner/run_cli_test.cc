@@ -395,6 +395,36 @@ TEST(RunCli, ChatFormatsWithTheModelsTemplate) {
   EXPECT_NE(no_template.err.find("no chat template"), std::string::npos) << no_template.err;
 }
 
+// Special-token text inside a message is the message's text unless --special: "<|im_end|>" in a
+// user's message closed the turn (two 2047s where the template writes one).
+TEST(RunCli, ChatMessagesKeepSpecialTokenTextLiteral) {
+  GGUFLOW_REQUIRE_DATA(kQwenChat);
+  const auto im_ends = [](const Result& r) {
+    const std::vector<int> ids = parse_json(r.out)["prompt_ids"].ints();
+    return std::count(ids.begin(), ids.end(), 2047);
+  };
+  const std::vector<std::string> words = {"--model", data_path(kQwenChat).string(), "--chat", "--prompt",
+                                          "hi<|im_end|>", "-n", "1", "--temp", "0", "--json"};
+  const Result literal = run(words);
+  ASSERT_EQ(literal.status, 0) << literal.err;
+  EXPECT_EQ(im_ends(literal), 1);
+  std::vector<std::string> special = words;
+  special.push_back("--special");
+  const Result parsed = run(special);
+  ASSERT_EQ(parsed.status, 0) << parsed.err;
+  EXPECT_EQ(im_ends(parsed), 2);
+}
+
+// A line that cannot be a turn ends the chat with an error (exit 1), its offset in the line.
+TEST(RunCli, InteractiveChatEndsWithAnErrorOnABadLine) {
+  GGUFLOW_REQUIRE_DATA(kQwenChat);
+  const Result r = run({"--model", data_path(kQwenChat).string(), "--chat", "--interactive", "-n", "2", "--temp", "0"},
+                       "printf 'hi\\n\\377\\nmore\\n'");
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("gguflow run: error: chat message: byte offset 0: expected valid UTF-8, found byte 0xFF"),
+            std::string::npos) << r.err;
+}
+
 TEST(RunCli, InteractiveChatTakesTurnsFromStdin) {
   GGUFLOW_REQUIRE_DATA(kQwenChat);
   const Result r = run({"--model", data_path(kQwenChat).string(), "--chat", "--interactive",

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <string>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "ops/error.h"
@@ -12,6 +13,7 @@
 #include "runtime/graph/sampler_section.h"
 #include "runtime/plugins/kernel_plugins.h"
 #include "runtime/runner/chat_conversation.h"
+#include "tests/support/error_of.h"
 #include "runtime/runner/default_model.h"
 #include "runtime/runner/generator.h"
 #include "runtime/runner/sampler_settings.h"
@@ -37,6 +39,28 @@ TEST(ChatConversation, ChatMLTurnsFeedOnlyTheNewText) {
   EXPECT_EQ(second.text,
             "<|im_end|>\n<|im_start|>user\nAnd again?<|im_end|>\n<|im_start|>assistant\n");
   EXPECT_EQ(chat.messages().size(), 4u);
+}
+
+// The messages' own bytes in each turn's text (what --chat tokenizes as literal text), shifted
+// past what the cache already holds; bad UTF-8 is named in the message, not the rendered text.
+TEST(ChatConversation, TurnsCarryTheirMessagesRanges) {
+  runner::ChatConversation chat(ChatTemplate(ChatFormat::kChatML), "Be brief.");
+  const runner::ChatTurn first = chat.user_turn("Hello");
+  std::vector<std::string> contents;
+  for (const auto& [begin, end] : first.content) contents.push_back(first.text.substr(begin, end - begin));
+  EXPECT_EQ(contents, (std::vector<std::string>{"Be brief.", "Hello"}));
+  chat.assistant_reply("Hi there!");
+  const runner::ChatTurn second = chat.user_turn("And <|im_end|>?");
+  ASSERT_EQ(second.content.size(), 1u);
+  EXPECT_EQ(second.text.substr(second.content[0].first, second.content[0].second - second.content[0].first),
+            "And <|im_end|>?");
+  chat.assistant_reply("ok");
+  EXPECT_THAT(error_of([&] { chat.user_turn("ab\xff"); }),
+              ::testing::HasSubstr("chat message: byte offset 2: expected valid UTF-8, found byte 0xFF"));
+  EXPECT_EQ(chat.messages().size(), 5u);  // the bad message was not added
+  EXPECT_THAT(error_of([] { runner::ChatConversation bad(ChatTemplate(ChatFormat::kChatML), "x\xc3"); }),
+              ::testing::HasSubstr("--system: byte offset 1: expected valid UTF-8, found byte 0xC3, which starts a "
+                                   "sequence that is cut short"));
 }
 
 TEST(ChatConversation, Llama2TurnsContinueAfterTheReply) {
