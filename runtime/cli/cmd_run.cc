@@ -155,9 +155,9 @@ int run_run(int argc, char** argv) {
   request.sampling.min_p = float_option(args, "--min-p");
   request.sampling.repeat_penalty = float_option(args, "--repeat-penalty");
   request.sampling.repeat_last_n = int_option(args, "--repeat-last-n");
-  if (args.has("--seed")) {  // -1 (llama.cpp's "random") leaves the seed to be drawn and printed
+  if (args.has("--seed")) {  // -1 (llama.cpp's "random"): a fresh one, over a graph's sampler: seed too
     const int64_t seed = args.get_int_in("--seed", -1, INT64_MAX);
-    if (seed >= 0) request.sampling.seed = static_cast<uint64_t>(seed);
+    request.sampling.seed = seed >= 0 ? static_cast<uint64_t>(seed) : sampling::draw_seed();
   }
   // The values given, checked now (exit 2) rather than after the model has loaded (exit 1).
   as_usage([&] { runner::apply_overrides(sampling::SamplerConfig{}, request.sampling).validate(); });

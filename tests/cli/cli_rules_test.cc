@@ -136,6 +136,15 @@ TEST(CliFlags, SeedMinusOneDrawsAndPrintsOne) {
   const size_t at = r.err.find("| seed ");
   ASSERT_NE(at, std::string::npos) << r.err;
   EXPECT_NE(r.err.substr(at + 7, 2), "-1") << r.err;
+  // Over a graph whose sampler: section sets a seed too (-1 read as "not given" kept seed 5).
+  const std::filesystem::path graph = temp_dir() / "seeded.yaml";
+  std::ofstream(graph) << "graph: seeded\nextends: " << (source_dir() / "graphs" / "decode.yaml").string()
+                       << "\nsampler: {input: logits, temperature: 1.0, seed: 5}\n";
+  const Result seeded = sh("run " + quote(graph.string()) + " -m " + stories() + " -p Once -n 4 -t 1 -s -1");
+  ASSERT_EQ(seeded.status, 0) << seeded.err;
+  EXPECT_EQ(seeded.err.find("| seed 5\n"), std::string::npos) << seeded.err;
+  const Result graphs_seed = sh("run " + quote(graph.string()) + " -m " + stories() + " -p Once -n 4 -t 1");
+  EXPECT_NE(graphs_seed.err.find("| seed 5\n"), std::string::npos) << graphs_seed.err;
 }
 
 TEST(CliFlags, PromptFileAndStdinLoseOneTrailingNewline) {
