@@ -9,6 +9,7 @@
 #include "ops/op_registry.h"
 #include "runtime/graph/expand.h"
 #include "runtime/graph/load.h"
+#include "runtime/graph/tensor_coverage.h"
 
 namespace gguflow::graph {
 
@@ -269,6 +270,7 @@ Graph build_graph(const GraphSpec& spec, std::shared_ptr<const GgufFile> model_f
   g.model_file = model_file;
   ParamResolver params(spec, model, options.set);
   g.params = params.resolve_all();
+  check_reads_forward_metadata(model, params.metadata_read(), spec.files.empty() ? spec.name : spec.files.front());
   fill_model_params(g);
 
   Assembly b{model, {}, expand_nodes(spec, params), {}, {}, {}, {}};

@@ -143,6 +143,7 @@ ExprValue ParamResolver::param(const std::string& name, const Location& where) {
 ExprValue ParamResolver::metadata(const std::string& pattern, const Location& where) {
   std::string key = pattern;
   for (size_t at; (at = key.find("{arch}")) != std::string::npos;) key.replace(at, 6, arch_);
+  metadata_read_.insert(key);
   const GgufValue* v = model_.find(key);
   ExprValue out;
   if (!v) {

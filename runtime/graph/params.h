@@ -8,6 +8,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -24,6 +25,8 @@ class ParamResolver : public ExprScope {
 
   // Every declared param, resolved, in declaration order (`arch` first when built in).
   std::vector<Param> resolve_all();
+  // The metadata keys the params looked up (present in the model or not), "{arch}" expanded.
+  const std::set<std::string>& metadata_read() const { return metadata_read_; }
 
   // Evaluates an expression that must produce a value (an attribute, a repeat count).
   // `what` names the thing in the error when the value is missing.
@@ -56,6 +59,7 @@ class ParamResolver : public ExprScope {
   std::map<std::string, Entry> entries_;
   std::vector<std::pair<std::string, int64_t>> vars_;
   std::vector<std::string> resolving_;  // the chain being evaluated, for cycle messages
+  std::set<std::string> metadata_read_;
 };
 
 }  // namespace gguflow::graph

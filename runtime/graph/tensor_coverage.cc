@@ -54,6 +54,30 @@ std::string joined(const std::vector<std::string>& words, size_t at_most) {
 
 }  // namespace
 
+void check_reads_forward_metadata(const GgufFile& model, const std::set<std::string>& metadata_read,
+                                  const std::string& graph_file) {
+  const std::string arch = model.architecture();
+  if (arch.empty()) return;
+  const auto declared = [&](const std::string& suffix, auto neutral) -> std::string {
+    const std::string key = arch + "." + suffix;
+    const GgufValue* v = model.find(key);
+    if (!v || metadata_read.count(key) || neutral(*v, key)) return "";
+    return key + " = " + v->to_string(4);
+  };
+  const auto none = [](const GgufValue& v, const std::string& key) {
+    return v.type == GgufValueType::kString && (v.as_string(key).empty() || v.as_string(key) == "none");
+  };
+  const auto one_or_zero = [](const GgufValue& v, const std::string& key) {
+    return v.is_number() && (v.as_double(key) == 0.0 || v.as_double(key) == 1.0);
+  };
+  for (const std::string& found : {declared("rope.scaling.type", none), declared("rope.scaling.factor", one_or_zero),
+                                   declared("rope.scale_linear", one_or_zero)})
+    if (!found.empty())
+      throw error(std::filesystem::path(model.path()).filename().string(), ": ", found, ": the model declares rope "
+                  "scaling, which ", graph_file, " does not compute (its params do not read the key): expected a "
+                  "graph that implements it; a run without it would give other numbers than the model's");
+}
+
 void check_reads_model(const Graph& g) {
   const std::vector<std::string> unread = unread_tensors(g);
   if (unread.empty()) return;

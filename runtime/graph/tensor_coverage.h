@@ -4,6 +4,7 @@
 // a model on a graph that ignores part of it.
 #pragma once
 
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,5 +25,13 @@ std::vector<std::string> unread_tensors(const Graph& g);
 // Throws gguflow::Error naming up to ten unread tensors, the graph, what it implements and the
 // model's architecture. A model without tensors (tokenizer-only GGUF) passes.
 void check_reads_model(const Graph& g);
+
+// The same for metadata that changes the forward pass of every family alike and that no shipped
+// graph computes: rope scaling (`{arch}.rope.scaling.type` other than none, a
+// `{arch}.rope.scaling.factor` or `{arch}.rope.scale_linear` other than 0 and 1). A model that
+// declares it is refused unless the graph's params read the key (`metadata_read`, "{arch}"
+// expanded): a Qwen2.5 file with YaRN ran with plain rope, byte for byte as without it.
+void check_reads_forward_metadata(const GgufFile& model, const std::set<std::string>& metadata_read,
+                                  const std::string& graph_file);
 
 }  // namespace gguflow::graph

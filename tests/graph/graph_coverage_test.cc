@@ -1,5 +1,7 @@
 // The unread-tensor check (tensor_coverage.h) and the declarations it reads: `unused:` lists,
 // glob patterns, inheritance through `extends`, on small synthetic models written here.
+#include <functional>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -24,10 +26,12 @@ constexpr uint64_t kVocab = 16;
 // A GGUF of architecture `arch` holding token_embd.weight [8, 16], output_norm.weight [8] and
 // `extra` tensors of 8 floats each (all zeros: only names and shapes matter here).
 std::shared_ptr<const GgufFile> toy_model(const std::string& name, const std::string& arch,
-                                          const std::vector<std::string>& extra) {
+                                          const std::vector<std::string>& extra,
+                                          const std::function<void(GgufWriter&)>& metadata = {}) {
   const std::string path = (temp_dir() / name).string();
   GgufWriter w(path);
   if (!arch.empty()) w.set_string("general.architecture", arch);
+  if (metadata) metadata(w);
   std::vector<std::pair<std::string, std::vector<uint64_t>>> tensors = {{"token_embd.weight", {kEmbd, kVocab}},
                                                                         {"output_norm.weight", {kEmbd}}};
   for (const auto& e : extra) tensors.push_back({e, {kEmbd}});
@@ -113,6 +117,30 @@ TEST_F(GraphDeclarations, AGraphForAnotherJobIsRefused) {
   generating.job = "generate";
   EXPECT_THAT(load_message(toy_graph("job: embed\n"), model, generating),
               HasSubstr("expected a graph with job: generate or none (an embedding graph runs with gguflow embed)"));
+}
+
+// Rope scaling changes every family's forward pass and no shipped graph computes it: a model
+// declaring it ran with plain rope. Refused unless the graph reads the key.
+TEST_F(TensorCoverage, RopeScalingTheGraphDoesNotReadIsRefused) {
+  auto linear = toy_model("lin.gguf", "toy", {}, [](GgufWriter& w) {
+    w.set_string("toy.rope.scaling.type", "linear");
+    w.set_f32("toy.rope.scaling.factor", 8.0f);
+  });
+  EXPECT_EQ(load_message(toy_graph(), linear),
+            "lin.gguf: toy.rope.scaling.type = \"linear\": the model declares rope scaling, which " + toy_path() +
+                " does not compute (its params do not read the key): expected a graph that implements it; a run "
+                "without it would give other numbers than the model's");
+  auto factor_only = toy_model("fac.gguf", "toy", {}, [](GgufWriter& w) { w.set_f32("toy.rope.scaling.factor", 4.0f); });
+  EXPECT_THAT(load_message(toy_graph(), factor_only), HasSubstr("toy.rope.scaling.factor = 4"));
+  auto neutral = toy_model("neutral.gguf", "toy", {}, [](GgufWriter& w) {
+    w.set_string("toy.rope.scaling.type", "none");
+    w.set_f32("toy.rope.scaling.factor", 1.0f);
+  });
+  EXPECT_EQ(load_message(toy_graph(), neutral), "");
+  // A graph whose params read the keys implements it (the key's value is its business).
+  EXPECT_EQ(load_message(toy_graph("params: {scaling: \"{arch}.rope.scaling.type\", factor: \"{arch}.rope.scaling.factor\"}\n"),
+                         linear),
+            "");
 }
 
 TEST_F(TensorCoverage, UnreadTensorsAreNamedWithGraphAndArchitecture) {
