@@ -24,6 +24,8 @@ int run_quantize(int argc, char** argv) {
       .flag("--tensors", "list every tensor's type");
   if (!args.parse(argc, argv)) return 0;
   const auto& pos = args.positionals();
+  // A malformed argument: a usage error before the model is opened (synth --type says the same).
+  if (!find_file_type(pos[2])) throw usage_error("unknown TYPE '", pos[2], "'; expected one of ", file_type_names());
 
   const auto start = std::chrono::steady_clock::now();
   QuantizeReport report = quantize_model(pos[0], pos[1], pos[2]);

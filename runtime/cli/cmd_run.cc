@@ -135,6 +135,7 @@ int run_run(int argc, char** argv) {
   for (const char* token_option : {"--dump-logits", "--greedy"})
     if (args.has(token_option)) throw usage_error(token_option, ": expected --tokens with it");
   if (args.has("--system") && !args.has("--chat")) throw usage_error("--system: expected --chat with it");
+  if (args.has("--keep") && !args.has("--context-shift")) throw usage_error("--keep: expected --context-shift with it");
   if (args.has("--prompt") && args.has("--prompt-file"))
     throw usage_error("expected one of --prompt and --prompt-file, found both");
 

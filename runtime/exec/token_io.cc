@@ -12,8 +12,9 @@ namespace gguflow::exec {
 
 std::vector<int32_t> parse_token_ids(std::string_view text) {
   std::vector<int32_t> ids;
+  if (text.empty()) throw error("--tokens: expected at least one token id, found none");
   size_t index = 0;
-  while (!text.empty()) {
+  for (;;) {  // "1,2," has an empty last item, as detokenize says
     const size_t comma = text.find(',');
     std::string_view item = text.substr(0, comma);
     while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
@@ -28,7 +29,6 @@ std::vector<int32_t> parse_token_ids(std::string_view text) {
     if (comma == std::string_view::npos) break;
     text.remove_prefix(comma + 1);
   }
-  if (ids.empty()) throw error("--tokens: expected at least one token id, found none");
   return ids;
 }
 

@@ -202,6 +202,9 @@ void check_duplicate_keys(const YAML::Node& node, const std::string& file,
 
 GraphSpec load_file(const std::string& path, std::vector<std::string>& chain) {
   const std::string text = read_input_file(path, "graph file");
+  // `run MODEL.gguf -p hi` (the model where the graph goes) read as YAML: "unknown escape character".
+  if (text.rfind("GGUF", 0) == 0)
+    throw error(path, ": this is a GGUF model, not a graph file (YAML): expected the model after -m/--model");
   YAML::Node root;
   try {
     root = YAML::Load(text);

@@ -103,7 +103,9 @@ std::vector<std::filesystem::path> default_search_dirs() {
     const std::string dir = path.substr(start, end - start);
     if (!dir.empty()) {
       if (!std::filesystem::is_directory(dir))
-        throw error("GGUFLOW_PLUGIN_PATH: plugin folder '", dir, "' does not exist");
+        throw error("GGUFLOW_PLUGIN_PATH: plugin folder '", dir, "' ",
+                    std::filesystem::exists(dir) ? "is not a folder (the path lists folders, not plugin files)"
+                                                 : "does not exist");
       dirs.emplace_back(dir);
     }
     start = end + 1;

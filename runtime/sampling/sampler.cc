@@ -1,6 +1,7 @@
 #include "runtime/sampling/sampler.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -15,16 +16,28 @@ uint64_t draw_seed() {
   return ((static_cast<uint64_t>(device()) << 32) | device()) >> 1;
 }
 
+namespace {
+
+// The shortest text that reads back as `value`: six significant digits printed 1.0000001 as "1",
+// an error that said "expected a value in (0, 1], found 1".
+std::string exact(float value) {
+  char text[32];
+  const auto [end, ec] = std::to_chars(text, text + sizeof text, value);
+  return ec == std::errc() ? std::string(text, end) : std::to_string(value);
+}
+
+}  // namespace
+
 void SamplerConfig::validate() const {
   if (!(temperature >= 0.0f))  // also rejects NaN
-    throw error("sampler: temperature: expected >= 0 (0 = greedy), found ", temperature);
+    throw error("sampler: temperature: expected >= 0 (0 = greedy), found ", exact(temperature));
   if (top_k < 0) throw error("sampler: top_k: expected >= 0 (0 = off), found ", top_k);
   if (!(top_p > 0.0f && top_p <= 1.0f))
-    throw error("sampler: top_p: expected a value in (0, 1] (1 = off), found ", top_p);
+    throw error("sampler: top_p: expected a value in (0, 1] (1 = off), found ", exact(top_p));
   if (!(min_p >= 0.0f && min_p <= 1.0f))
-    throw error("sampler: min_p: expected a value in [0, 1] (0 = off), found ", min_p);
+    throw error("sampler: min_p: expected a value in [0, 1] (0 = off), found ", exact(min_p));
   if (!(repeat_penalty > 0.0f))
-    throw error("sampler: repeat_penalty: expected > 0 (1 = off), found ", repeat_penalty);
+    throw error("sampler: repeat_penalty: expected > 0 (1 = off), found ", exact(repeat_penalty));
   if (repeat_last_n < 0)
     throw error("sampler: repeat_last_n: expected >= 0, found ", repeat_last_n);
 }

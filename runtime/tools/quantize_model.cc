@@ -1,12 +1,14 @@
 #include "runtime/tools/quantize_model.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 
 #include "plugins/abi/ggml_type.h"
 #include "ops/error.h"
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/gguf/gguf_names.h"
+#include "runtime/gguf/model_hparams.h"
 #include "runtime/gguf/gguf_writer.h"
 #include "runtime/tools/quant_mix.h"
 #include "runtime/tools/row_convert.h"
@@ -43,9 +45,15 @@ QuantizeReport quantize_model(const std::string& input, const std::string& outpu
                   "); quantize from an F32, F16 or BF16 file, or dequantize it with TYPE F32");
   }
 
+  // The layer and head counts choose the type mix: a block_count of 2^40 became 0 layers as an
+  // int, and -1 was taken. The same checks as every graph load, and counts that fit an int.
+  check_model_metadata(*in);
   const int64_t n_layer = metadata_int(*in, names::kBlockCount, 0);
   const int64_t n_head = metadata_int(*in, names::kHeadCount, 1);
   const int64_t n_head_kv = metadata_int(*in, names::kHeadCountKv, n_head);
+  for (const int64_t count : {n_layer, n_head, n_head_kv})
+    if (count > INT32_MAX)
+      throw error(input, ": metadata: a layer or head count of ", count, ": expected at most ", INT32_MAX);
   const bool tied_output = in->find_tensor(names::kOutput) == nullptr;
   QuantMixPlanner planner(*spec, static_cast<int>(n_layer), tied_output,
                           n_head_kv > 0 ? static_cast<int>(n_head / n_head_kv) : 1);

@@ -345,6 +345,21 @@ TEST(CliOutput, UsageErrorsOfTheSecondAudit) {
     EXPECT_EQ(r.status, 2) << command << ": " << r.err;
     EXPECT_EQ(r.err.find("streaming read bandwidth"), std::string::npos) << command << ": " << r.err;
   }
+  for (const std::string& command : {"run" + m + " --tokens 1,403,", "run" + m + " -p hi --keep 2"}) {
+    const Result r = sh(command);
+    EXPECT_EQ(r.status, 2) << command << ": " << r.err;
+  }
+  const Result top_p = sh("run" + m + " -p hi --top-p 1.0000001");
+  EXPECT_EQ(top_p.status, 2);
+  EXPECT_NE(top_p.err.find("found 1.0000001"), std::string::npos) << top_p.err;  // not "found 1"
+  // The model where the graph goes: named as such, not as a YAML escape error.
+  const Result model_as_graph = sh("run " + stories() + " -p hi");
+  EXPECT_EQ(model_as_graph.status, 1);
+  EXPECT_NE(model_as_graph.err.find("this is a GGUF model, not a graph file (YAML): expected the model after "
+                                    "-m/--model"),
+            std::string::npos) << model_as_graph.err;
+  const Result plugin_file = sh("kernels", "GGUFLOW_PLUGIN_PATH=" + stories());
+  EXPECT_NE(plugin_file.err.find("is not a folder"), std::string::npos) << plugin_file.err;
   // A directory on stdin is a read error, not an empty text.
   const Result directory = sh("tokenize" + m + " - < " + quote(temp_dir().string()));
   EXPECT_EQ(directory.status, 1) << directory.err;

@@ -2,6 +2,8 @@
 // DATA.md section 3): same type per tensor, same tensor bytes, and in fact the same file.
 #include <cstring>
 #include <filesystem>
+#include <functional>
+#include <utility>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -14,6 +16,7 @@
 #include "runtime/quant/quant.h"
 #include "runtime/tools/quant_mix.h"
 #include "runtime/tools/quantize_model.h"
+#include "tests/support/edited_model.h"
 #include "tests/support/test_data.h"
 
 namespace gguflow {
@@ -144,6 +147,30 @@ TEST(QuantizeModel, RejectsUnknownTypeAndQuantizedInput) {
   }
   EXPECT_FALSE(std::filesystem::exists(out));
   EXPECT_FALSE(test::has_temporary_of(out));
+}
+
+// The layer count chooses the type mix: 2^40 became 0 layers as an int, -1 was taken.
+TEST(QuantizeModel, RejectsLayerCountsThatAreNoCount) {
+  GGUFLOW_REQUIRE_DATA("models/stories260K.gguf");
+  const auto source = GgufFile::open(test::data_path("models/stories260K.gguf").string());
+  const std::string out = (test::temp_dir() / "y.gguf").string();
+  const auto edited = [&](const char* name, const std::function<void(GgufWriter&)>& set) {
+    const auto path = test::temp_dir() / name;
+    test::write_edited_model(*source, path, {"llama.block_count"}, set);
+    return path.string();
+  };
+  const std::string huge = edited("huge.gguf", [](GgufWriter& w) { w.set_u64("llama.block_count", uint64_t{1} << 40); });
+  const std::string negative = edited("neg.gguf", [](GgufWriter& w) { w.set_i32("llama.block_count", -1); });
+  for (const auto& [path, expected] : {std::pair{huge, "a layer or head count of 1099511627776"},
+                                       std::pair{negative, "metadata 'llama.block_count': expected a positive integer"}}) {
+    try {
+      quantize_model(path, out, "Q8_0");
+      ADD_FAILURE() << path;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_FALSE(std::filesystem::exists(out));
 }
 
 }  // namespace

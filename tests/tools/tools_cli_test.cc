@@ -41,7 +41,7 @@ TEST(QuantizeCli, BadInputGivesOneLineErrors) {
   GGUFLOW_REQUIRE_DATA("models/stories260K-Q4_0.gguf");
   const std::string out = (test::temp_dir() / "q.gguf").string();
   std::string err;
-  EXPECT_EQ(test::run_command(gguflow_cmd("quantize " + model("stories260K.gguf") + " " + out + " Q4_XL"), nullptr, &err), 1);
+  EXPECT_EQ(test::run_command(gguflow_cmd("quantize " + model("stories260K.gguf") + " " + out + " Q4_XL"), nullptr, &err), 2);
   EXPECT_NE(err.find("unknown TYPE 'Q4_XL'"), std::string::npos) << err;
   EXPECT_EQ(test::run_command(gguflow_cmd("quantize " + model("stories260K-Q4_0.gguf") + " " + out + " Q8_0"), nullptr, &err), 1);
   EXPECT_NE(err.find("already quantized"), std::string::npos) << err;
