@@ -90,7 +90,7 @@ int run_run(int argc, char** argv) {
   args.option("-m,--model", "FILE", "GGUF model (default: see above)")
       .option("-p,--prompt", "TEXT", "prompt text; '-' reads it from stdin (default: empty: BOS)")
       .option("-f,--file,--prompt-file", "FILE",
-              "read the prompt from a file (one trailing newline dropped, as llama.cpp does)")
+              "read the prompt from a file, '-': stdin (one trailing newline dropped, as llama.cpp does)")
       .option("-n,--n-predict", "N", "tokens to generate at most (-1: until EOS or full context)",
               "-1")
       .option("--temp", "T", "sampling temperature, 0 = greedy (default: the graph's sampler:)")
@@ -138,6 +138,8 @@ int run_run(int argc, char** argv) {
   if (args.has("--keep") && !args.has("--context-shift")) throw usage_error("--keep: expected --context-shift with it");
   if (args.has("--prompt") && args.has("--prompt-file"))
     throw usage_error("expected one of --prompt and --prompt-file, found both");
+  if (args.has("--prompt-file") && args.get("--prompt-file").empty())
+    throw usage_error("--prompt-file: expected a file name ('-': stdin), found an empty one");
 
   runner::TextRunRequest request;
   request.graph_path = graph_path;
@@ -178,7 +180,7 @@ int run_run(int argc, char** argv) {
   }
   request.verbose = args.has("--verbose");
   // Interactive chat: asked for, or a terminal on stdin that no prompt was read from.
-  const bool stdin_used = prompt_option && *prompt_option == "-";
+  const bool stdin_used = (prompt_option && *prompt_option == "-") || args.get("--prompt-file") == "-";
   request.interactive =
       request.chat && (args.has("--interactive") ||
                        (!request.json && !stdin_used && isatty(STDIN_FILENO)));

@@ -71,7 +71,7 @@ int run_tokenize(int argc, char** argv) {
             "as in 'gguflow run'.");
   args.option("-m,--model", "MODEL.gguf", "the model (or tokenizer-only GGUF) to use").env("GGUFLOW_MODEL")
       .option("-p,--prompt", "TEXT", "the text to tokenize (instead of the TEXT argument)")
-      .option("-f,--file", "FILE", "read the text from a file")
+      .option("-f,--file", "FILE", "read the text from a file ('-': stdin)")
       .flag("--stdin", "read the text from stdin (as does the argument '-')")
       .flag("--ids-only,--ids", "print only the ids, separated by spaces, on one line")
       .flag("--json", "print {\"ids\": [...], \"pieces\": [...]} as one JSON document")
@@ -91,6 +91,7 @@ int run_tokenize(int argc, char** argv) {
                       sources, " sources");
   std::string text;
   if (from_stdin) text = read_stream(stdin);
+  else if (args.get("--file") == "-") text = read_stream(stdin);  // '-' is stdin (docs/CLI.md)
   else if (args.has("--file")) text = read_input_file(args.get("--file"), "text file");
   else text = args.has("--prompt") ? args.get("--prompt") : args.positionals()[0];
   if (from_stdin || args.has("--file")) text = std::string(console::without_final_newline(text));

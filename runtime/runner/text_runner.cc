@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <memory>
@@ -84,8 +86,9 @@ struct TextSink {
   bool wrote = false, ends_with_newline = false;
   void operator()(std::string_view text) {
     if (!enabled || text.empty()) return;
-    std::fwrite(text.data(), 1, text.size(), out);
-    std::fflush(out);
+    // A failed write (a full disk, /dev/full) stops the generation now, not after the last token.
+    if (std::fwrite(text.data(), 1, text.size(), out) != text.size() || std::fflush(out) != 0)
+      throw error(out == stdout ? "<stdout>" : "the output", ": write failed: ", std::strerror(errno));
     if (out == stdout) console::wrote_to_stdout(text);
     wrote = true;
     ends_with_newline = text.back() == '\n';
@@ -107,6 +110,7 @@ std::optional<std::string> read_prompt(const std::optional<std::string>& prompt_
                                        const std::string& prompt_file, FILE* in) {
   if (prompt_option && !prompt_file.empty())
     throw error("run: expected one of --prompt and --prompt-file, found both");
+  if (prompt_file == "-") return std::string(console::without_final_newline(read_stream(in)));  // as -p -
   if (!prompt_file.empty())
     return std::string(console::without_final_newline(read_input_file(prompt_file, "prompt file")));
   if (prompt_option && *prompt_option == "-")

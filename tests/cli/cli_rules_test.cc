@@ -155,9 +155,23 @@ TEST(CliFlags, PromptFileAndStdinLoseOneTrailingNewline) {
   const Result plain = sh(run + "-p 'Once upon a time'");
   const Result from_file = sh(run + "-f " + quote(file.string()));
   const Result from_stdin = sh(run + "-p - < " + quote(file.string()));
+  const Result file_dash = sh(run + "-f - < " + quote(file.string()));  // '-' is stdin for -f too
   ASSERT_EQ(plain.status, 0) << plain.err;
   EXPECT_EQ(from_file.out, plain.out) << from_file.err;
   EXPECT_EQ(from_stdin.out, plain.out) << from_stdin.err;
+  EXPECT_EQ(file_dash.out, plain.out) << file_dash.err;
+  const Result tokenize_dash = sh("tokenize -m " + stories() + " --ids -f - < " + quote(file.string()));
+  EXPECT_EQ(tokenize_dash.out, sh("tokenize -m " + stories() + " --ids 'Once upon a time'").out) << tokenize_dash.err;
+  EXPECT_EQ(sh(run + "-f ''").status, 2);  // an empty file name is no prompt file
+}
+
+// A failed write to stdout stops the generation at once (it ran to the last token first).
+TEST(CliFlags, AFullStdoutStopsTheRun) {
+  GGUFLOW_REQUIRE_DATA(kStories);
+  const Result r = sh("run -m " + stories() + " -p Once -n 100000 --ctx 512 --context-shift -t 1 --temp 0 > /dev/full");
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("<stdout>: write failed"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("generated"), std::string::npos) << r.err;  // no timings line: it stopped
 }
 
 TEST(CliFlags, TokenizeReadsStdinForDash) {
