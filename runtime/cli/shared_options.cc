@@ -27,6 +27,9 @@ std::string model_argument(const Args& args, size_t n_rest, std::vector<std::str
     // Read here, not through the option's env(): a set variable would otherwise count as -m
     // and push the MODEL.gguf argument into the others.
     model = from_env;
+  } else if (!words.empty()) {  // `tensor M.gguf` without its NAME blamed the model
+    throw usage_error("expected the model file and ", n_rest, " argument(s) after it, found only ", words.size(),
+                      " argument(s) ('", words.front(), "'); the model may also come from -m or $GGUFLOW_MODEL");
   } else {
     throw usage_error("expected the model file: MODEL.gguf, -m MODEL.gguf or $GGUFLOW_MODEL");
   }

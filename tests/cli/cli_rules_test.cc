@@ -372,6 +372,10 @@ TEST(CliOutput, UsageErrorsOfTheSecondAudit) {
   EXPECT_NE(model_as_graph.err.find("this is a GGUF model, not a graph file (YAML): expected the model after "
                                     "-m/--model"),
             std::string::npos) << model_as_graph.err;
+  const Result no_name = sh("tensor " + stories(), "GGUFLOW_MODEL=");  // the NAME forgotten, not the model
+  EXPECT_EQ(no_name.status, 2);
+  EXPECT_NE(no_name.err.find("expected the model file and 1 argument(s) after it, found only 1"), std::string::npos)
+      << no_name.err;
   const Result plugin_file = sh("kernels", "GGUFLOW_PLUGIN_PATH=" + stories());
   EXPECT_NE(plugin_file.err.find("is not a folder"), std::string::npos) << plugin_file.err;
   // A directory on stdin is a read error, not an empty text.
