@@ -17,7 +17,7 @@ int run_quantize(int argc, char** argv) {
             "Quantizes an F32/F16/BF16 GGUF model with llama-quantize's per-tensor type mix and "
             "GGML's reference quantizers; TYPE F32, F16 or BF16 also dequantizes a quantized model. "
             "TYPE is one of " + file_type_names() + ".");
-  args.positional("IN.gguf", "input model (F32, F16 or BF16 tensors; any type for a float TYPE)")
+  args.positional("IN.gguf", "input model (F32, F16 or BF16 tensors; for a float TYPE, any type gguflow can dequantize)")
       .positional("OUT.gguf", "output file (written under a temporary name, renamed when complete)")
       .positional("TYPE", "target file type, e.g. Q4_K_M")
       .positional_count(3, 3)

@@ -10,6 +10,7 @@
 #include "runtime/gguf/gguf_names.h"
 #include "runtime/gguf/model_hparams.h"
 #include "runtime/gguf/gguf_writer.h"
+#include "runtime/quant/quant.h"
 #include "runtime/tools/quant_mix.h"
 #include "runtime/tools/row_convert.h"
 
@@ -41,8 +42,9 @@ QuantizeReport quantize_model(const std::string& input, const std::string& outpu
   // target takes float tensors only, as llama-quantize without --allow-requantize.
   for (const GgufTensorInfo& t : in->tensors()) {
     if (!is_float_type(t.type) && !is_float_type(spec->base_type))
-      throw error(input, ": already quantized (tensor '", t.name, "' is ", t.type_name(),
-                  "); quantize from an F32, F16 or BF16 file, or dequantize it with TYPE F32");
+      throw error(input, ": ", has_dequantize_reference(t.type) ? "already quantized" : "not a float model",
+                  " (tensor '", t.name, "' is ", t.type_name(), "); quantize from an F32, F16 or BF16 file",
+                  has_dequantize_reference(t.type) ? ", or dequantize it with TYPE F32" : "");
   }
 
   // The layer and head counts choose the type mix: a block_count of 2^40 became 0 layers as an
@@ -70,6 +72,11 @@ QuantizeReport quantize_model(const std::string& input, const std::string& outpu
     // Dequantizing: tensors the mix leaves as they are (1-D, position tables) still leave the
     // quantized formats, as F32.
     if (is_float_type(spec->base_type) && !is_float_type(q.to_type)) q.to_type = GGML_TYPE_F32;
+    // Before anything is written: a type without a reference codec (IQ2_XXS, I32, F64) failed
+    // mid-file naming neither the file nor the tensor.
+    if (q.from_type != q.to_type && (!has_dequantize_reference(q.from_type) || !has_quantize_reference(q.to_type)))
+      throw error(input, ": tensor '", t.name, "' is ", t.type_name(), ": no reference codec converts it to ",
+                  ggml_type_info(q.to_type)->name);
     report.tensors.push_back(q);
   }
 

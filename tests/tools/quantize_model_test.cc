@@ -13,6 +13,7 @@
 #include "ops/error.h"
 #include "plugins/abi/ggml_type.h"
 #include "runtime/gguf/gguf_file.h"
+#include "runtime/gguf/gguf_writer.h"
 #include "runtime/quant/quant.h"
 #include "runtime/tools/quant_mix.h"
 #include "runtime/tools/quantize_model.h"
@@ -144,6 +145,31 @@ TEST(QuantizeModel, RejectsUnknownTypeAndQuantizedInput) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("already quantized"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(out));
+  EXPECT_FALSE(test::has_temporary_of(out));
+}
+
+// A tensor no reference codec reads was found mid-file, the error naming neither file nor tensor.
+TEST(QuantizeModel, ATypeWithoutACodecIsNamedBeforeWriting) {
+  const std::string path = (test::temp_dir() / "ids.gguf").string();
+  {
+    GgufWriter w(path);
+    w.set_string("general.architecture", "llama");
+    const std::vector<uint64_t> dims = {8};
+    w.add_tensor("ids", GGML_TYPE_I32, dims);
+    w.write_header();
+    const std::vector<int32_t> ids(8, 3);
+    w.write_tensor_data(ids.data(), ids.size() * sizeof(int32_t));
+    w.finish();
+  }
+  const std::string out = (test::temp_dir() / "ids-f32.gguf").string();
+  try {
+    quantize_model(path, out, "F32");
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(path + ": tensor 'ids' is I32: no reference codec converts it to F32"),
+              std::string::npos) << e.what();
   }
   EXPECT_FALSE(std::filesystem::exists(out));
   EXPECT_FALSE(test::has_temporary_of(out));
