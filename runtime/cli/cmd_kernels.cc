@@ -55,8 +55,16 @@ int run_kernels(int argc, char** argv) {
   plugins::SelectOptions options;
   options.forced = args.get("--kernels");
   const auto candidates = plugins::scan_plugins(options);
-  // Selection loads the chosen plugin, which also checks its entry point and ABI version.
-  const plugins::SelectedKernels& selected = plugins::select_kernels(candidates, options);
+  // Selection loads the chosen plugin, which also checks its entry point and ABI version. When
+  // none can be selected, the list is still shown (it says why each is unusable), then the error.
+  const plugins::SelectedKernels* selected = nullptr;
+  std::string selection_error;
+  try {
+    selected = &plugins::select_kernels(candidates, options);
+  } catch (const Error& e) {
+    selection_error = e.what();
+  }
+  const auto is_selected = [&](const plugins::PluginCandidate& c) { return selected && c.path == selected->plugin.path; };
   // The ABI version is in the table, so every plugin this CPU can run is loaded to read it; a
   // plugin that fails to load is reported with its error instead.
   std::vector<std::string> abi(candidates.size(), "-");
@@ -80,15 +88,16 @@ int run_kernels(int argc, char** argv) {
                              {"path", c.path.string()},
                              {"supported", c.usable && load_error[i].empty()},
                              {"reason", c.usable ? load_error[i] : c.reason},
-                             {"selected", c.path == selected.plugin.path},
+                             {"selected", is_selected(c)},
                              {"abi_version", abi[i]}});
     }
     const Json json = {{"cpu_targets", cpu_targets()},
                        {"cpu_features", cpu_features()},
                        {"abi_version", GGUFLOW_KERNEL_ABI_VERSION},
-                       {"selected", selected.plugin.name},
+                       {"selected", selected ? Json(selected->plugin.name) : Json(nullptr)},
                        {"plugins", plugin_list}};
     std::printf("%s\n", json_text(json).c_str());
+    if (!selected) throw error(selection_error);
     return 0;
   }
 
@@ -97,16 +106,20 @@ int run_kernels(int argc, char** argv) {
   std::printf("  %-9s %-15s %-4s %-40s %s\n", "name", "build", "ABI", "status", "path");
   for (size_t i = 0; i < candidates.size(); ++i) {
     const auto& c = candidates[i];
-    const bool is_selected = c.path == selected.plugin.path;
     const std::string status = !c.usable              ? "not usable: " + c.reason
                                : !load_error[i].empty() ? "not usable: " + load_error[i]
-                               : is_selected            ? "supported, selected"
+                               : is_selected(c)         ? "supported, selected"
                                                         : "supported";
-    std::printf("%s %-9s %-15s %-4s %-40s %s\n", is_selected ? "*" : " ", c.name.c_str(),
+    std::printf("%s %-9s %-15s %-4s %-40s %s\n", is_selected(c) ? "*" : " ", c.name.c_str(),
                 c.target.empty() ? "?" : c.build().c_str(), abi[i].c_str(), status.c_str(),
                 c.path.string().c_str());
   }
-  std::printf("\nselected: %s\n", selected.describe().c_str());
+  if (!selected) {
+    std::printf("\nselected: none\n");
+    std::fflush(stdout);
+    throw error(selection_error);
+  }
+  std::printf("\nselected: %s\n", selected->describe().c_str());
   return 0;
 }
 

@@ -192,7 +192,7 @@ PluginCandidate choose_plugin(const std::vector<PluginCandidate>& candidates,
     if (c.usable && (!best || better_build(c, *best))) best = &c;
   }
   if (!best) {
-    throw error("none of the kernel plugins found can run on this CPU (", list_names(candidates),
+    throw error("none of the kernel plugins found is usable here (", list_names(candidates),
                 "); first reason: ", candidates.front().reason);
   }
   return *best;

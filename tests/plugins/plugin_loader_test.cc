@@ -329,6 +329,21 @@ TEST(KernelsCommand, ErrorsAreOneLineWithExitStatus1) {
                    "ABI version mismatch");
 }
 
+// When no plugin can be selected, `kernels` still lists what it found and why each is unusable
+// (it only printed the error), then fails.
+TEST(KernelsCommand, ListsThePluginsWhenNoneIsUsable) {
+  const fs::path abi_dir = folder_with_plugin("oldabi", fake("abi_mismatch"));
+  std::string out, err;
+  const std::string command = "GGUFLOW_PLUGIN_PATH=" + abi_dir.string() + " " + gguflow_exe() + " kernels --kernels oldabi";
+  EXPECT_EQ(run_command(command, &out, &err), 1) << err;
+  EXPECT_NE(out.find("oldabi"), std::string::npos) << out;
+  EXPECT_NE(out.find("selected: none"), std::string::npos) << out;
+  EXPECT_NE(err.find("ABI version mismatch"), std::string::npos) << err;
+  std::string json;
+  EXPECT_EQ(run_command(command + " --json", &json, &err), 1) << err;
+  EXPECT_NE(json.find("\"selected\": null"), std::string::npos) << json;
+}
+
 // ---- hardening (issue 23) ---------------------------------------------------------------------
 
 // An ELF whose section-name table has no terminating NUL: Boost.DLL's reader ran off its buffer
