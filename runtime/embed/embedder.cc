@@ -15,7 +15,7 @@ namespace {
 std::shared_ptr<const graph::Graph> load_embed_graph(std::shared_ptr<const GgufFile> model,
                                                      const EmbedderOptions& options) {
   graph::LoadOptions load;
-  load.job = "embed";
+  load.job = graph::Job::kEmbed;
   // Checked here so that a typo is named as the option, not as a graph attribute.
   if (!options.pooling.empty()) {
     ops::parse_pool_mode(options.pooling);

@@ -13,8 +13,7 @@ void check_logits_output(const std::string& graph_path, const graph::Graph& grap
   if (!session.output_per_token() || session.output_width() != n_vocab)
     throw error(graph_path, ": expected the graph's output '", output, "' to be logits [", n_vocab,
                 ", T] to choose tokens from, found ", session.output_width(), " values ",
-                session.output_per_token() ? "per token" : "per sequence (a pooled output)",
-                graph.job == "embed" ? " (an embedding graph: gguflow embed runs it)" : "");
+                session.output_per_token() ? "per token" : "per sequence (a pooled output)");
 }
 
 }  // namespace gguflow::exec

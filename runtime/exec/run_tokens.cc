@@ -24,7 +24,7 @@ void run_tokens(const RunTokensRequest& request, const GguflowKernels& kernels, 
   auto model = GgufFile::open(request.model_path);
   graph::LoadOptions load_options;
   load_options.set = request.set;
-  load_options.job = "generate";
+  load_options.job = graph::Job::kGenerate;
   for (const std::string& f : request.weight_files) load_options.weight_files.push_back(GgufFile::open(f));
   auto g = std::make_shared<const graph::Graph>(
       graph::load_graph(request.graph_path, model, load_options));

@@ -270,10 +270,11 @@ Graph build_graph(const GraphSpec& spec, std::shared_ptr<const GgufFile> model_f
   g.model_file = model_file;
   ParamResolver params(spec, model, options.set);
   g.params = params.resolve_all();
-  check_reads_forward_metadata(model, params.metadata_read(), spec.files.empty() ? spec.name : spec.files.front());
   fill_model_params(g);
 
   Assembly b{model, {}, expand_nodes(spec, params), {}, {}, {}, {}};
+  // After the nodes: their attributes may read metadata too.
+  check_reads_forward_metadata(model, params.metadata_read(), spec.files.empty() ? spec.name : spec.files.front());
   g.weight_files = options.weight_files;
   for (const auto& f : options.weight_files) b.extra_files.push_back(f.get());
   g.states = expand_states(spec, params);

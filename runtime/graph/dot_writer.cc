@@ -1,4 +1,7 @@
 // Graphviz pictures of a bound graph (`gguflow graph --dot / --svg`).
+#include <pthread.h>
+#include <signal.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -141,6 +144,32 @@ std::string graph_dot(const Graph& g, const DotOptions& options) {
   return out.str();
 }
 
+namespace {
+
+// SIGPIPE blocked on the calling thread for the object's life; a SIGPIPE raised meanwhile is
+// consumed before the old mask comes back (unblocked, it would still end the process).
+class SigpipeBlocked {
+ public:
+  SigpipeBlocked() {
+    sigemptyset(&pipe_);
+    sigaddset(&pipe_, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_, &old_);
+  }
+  ~SigpipeBlocked() {
+    const timespec none{0, 0};
+    while (sigtimedwait(&pipe_, nullptr, &none) == SIGPIPE) {
+    }
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+  SigpipeBlocked(const SigpipeBlocked&) = delete;
+  SigpipeBlocked& operator=(const SigpipeBlocked&) = delete;
+
+ private:
+  sigset_t pipe_, old_;
+};
+
+}  // namespace
+
 void render_svg(const std::string& dot_text, const std::string& svg_path) {
   namespace bp = boost::process;
   const boost::filesystem::path dot = bp::search_path("dot");
@@ -154,20 +183,28 @@ void render_svg(const std::string& dot_text, const std::string& svg_path) {
   boost::asio::io_context io;
   std::future<std::string> svg, messages;
   int status = -1;
-  try {
-    bp::child child(dot, "-Tsvg", bp::std_in < boost::asio::buffer(dot_text), bp::std_out > svg,
-                    bp::std_err > messages, io);
-    io.run();
-    child.wait();
-    status = child.exit_code();
-  } catch (const bp::process_error& e) {
-    throw error("--svg ", svg_path, ": cannot run ", dot.string(), ": ", e.what());
+  {
+    // A dot that exits before reading all the text (a failed start) makes the write raise
+    // SIGPIPE, which killed the process with no word (a 24-layer graph is ~80 KB of DOT, more than
+    // a pipe holds): blocked on this thread, the write fails instead, and the pending signal is
+    // taken before the mask is restored.
+    SigpipeBlocked blocked;
+    try {
+      bp::child child(dot, "-Tsvg", bp::std_in < boost::asio::buffer(dot_text), bp::std_out > svg,
+                      bp::std_err > messages, io);
+      io.run();
+      child.wait();
+      status = child.exit_code();
+    } catch (const std::system_error& e) {  // bp::process_error, or asio's for the pipe
+      throw error("--svg ", svg_path, ": cannot run ", dot.string(), ": ", e.what());
+    }
   }
+  const std::string complaints = messages.get();
   if (status != 0) {
-    std::string why = messages.get();
-    why = why.substr(0, why.find('\n'));
+    const std::string why = complaints.substr(0, complaints.find('\n'));
     throw error("--svg ", svg_path, ": 'dot' failed (exit status ", status, ")", why.empty() ? "" : ": ", why);
   }
+  std::fputs(complaints.c_str(), stderr);  // dot's warnings, as it would print them
   const std::string bytes = svg.get();
   if (std::fwrite(bytes.data(), 1, bytes.size(), out.stream()) != bytes.size())
     throw error(out.name(), ": write failed: ", std::strerror(errno));

@@ -21,8 +21,8 @@ namespace {
 Graph bind(const GraphSpec& spec, std::shared_ptr<const GgufFile> model, const LoadOptions& options) {
   if (model) check_model_metadata(*model);
   const std::string& file = spec.files.empty() ? spec.name : spec.files.front();
-  if (!options.job.empty() && !spec.job.empty() && spec.job != options.job)
-    throw error(file, ": graph '", spec.name, "' has job: ", spec.job, ": expected a graph with job: ", options.job,
+  if (options.job && !spec.job.empty() && spec.job != job_name(*options.job))
+    throw error(file, ": graph '", spec.name, "' has job: ", spec.job, ": expected a graph with job: ", job_name(*options.job),
                 " or none (", spec.job == "embed" ? "an embedding graph runs with gguflow embed"
                                                   : "a generation graph runs with gguflow run", ")");
   Graph g = build_graph(spec, std::move(model), options);

@@ -3,11 +3,13 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "runtime/graph/graph.h"
+#include "runtime/graph/graph_choice.h"
 
 namespace gguflow::graph {
 
@@ -17,10 +19,10 @@ struct LoadOptions {
   // Files searched, after the model, for weight tensors the model lacks (e.g. the low-rank KV
   // bases of a `gguflow kv calibrate` side file).
   std::vector<std::shared_ptr<const GgufFile>> weight_files;
-  // What the caller runs the graph for ("generate", "embed"; "" = no job in particular): a
-  // graph whose `job:` names the other one is refused (an embedding graph's vector is no logits
-  // to sample; a generation graph's logits are no embedding).
-  std::string job;
+  // What the caller runs the graph for (none: no job in particular): a graph whose `job:` names
+  // the other one is refused (an embedding graph's vector is no logits to sample; a generation
+  // graph's logits are no embedding).
+  std::optional<Job> job;
 };
 
 // Reads `path` (and the files it extends), binds it to `model` and validates it.

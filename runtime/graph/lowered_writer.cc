@@ -51,7 +51,14 @@ std::string lowered_yaml(const Graph& g) {
       << "# dims, every activation with its shape (ne0 first; T = tokens in a step). This file loads\n"
       << "# like any graph and is checked against the model again (types, dims and shapes).\n";
   out << "graph: " << yaml_string(g.name.empty() ? std::string("graph") : g.name) << "\n";
-  // Kept so the lowered file passes the same unread-tensor check as its template.
+  // Kept so the lowered file is refused for the same families and commands as its template
+  // (graph/load.h), and passes the same unread-tensor check.
+  if (!g.architectures.empty()) {
+    out << "architectures: [";
+    for (size_t i = 0; i < g.architectures.size(); ++i) out << (i ? ", " : "") << yaml_string(g.architectures[i]);
+    out << "]\n";
+  }
+  if (!g.job.empty()) out << "job: " << g.job << "\n";
   if (!g.unused.empty()) {
     out << "unused: [";
     for (size_t i = 0; i < g.unused.size(); ++i) out << (i ? ", " : "") << yaml_string(g.unused[i]);

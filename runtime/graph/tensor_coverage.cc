@@ -67,6 +67,10 @@ void check_reads_forward_metadata(const GgufFile& model, const std::set<std::str
   const auto none = [](const GgufValue& v, const std::string& key) {
     return v.type == GgufValueType::kString && (v.as_string(key).empty() || v.as_string(key) == "none");
   };
+  // llama.cpp scales nothing when the type says none, whatever the factor (absent, the type is
+  // linear).
+  if (const GgufValue* type = model.find(arch + ".rope.scaling.type"); type && none(*type, arch + ".rope.scaling.type"))
+    return;
   const auto one_or_zero = [](const GgufValue& v, const std::string& key) {
     return v.is_number() && (v.as_double(key) == 0.0 || v.as_double(key) == 1.0);
   };

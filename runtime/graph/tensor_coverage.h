@@ -28,9 +28,11 @@ void check_reads_model(const Graph& g);
 
 // The same for metadata that changes the forward pass of every family alike and that no shipped
 // graph computes: rope scaling (`{arch}.rope.scaling.type` other than none, a
-// `{arch}.rope.scaling.factor` or `{arch}.rope.scale_linear` other than 0 and 1). A model that
-// declares it is refused unless the graph's params read the key (`metadata_read`, "{arch}"
-// expanded): a Qwen2.5 file with YaRN ran with plain rope, byte for byte as without it.
+// `{arch}.rope.scaling.factor` or `{arch}.rope.scale_linear` other than 0 and 1, unless the type
+// is none). A model that declares it is refused unless the graph reads the key in a param or an
+// attribute (`metadata_read`, "{arch}" expanded): a Qwen2.5 file with YaRN ran with plain rope,
+// byte for byte as without it. (Gemma 3 4B and larger declare linear scaling of 8, which
+// gemma3.yaml does not compute: refused.)
 void check_reads_forward_metadata(const GgufFile& model, const std::set<std::string>& metadata_read,
                                   const std::string& graph_file);
 

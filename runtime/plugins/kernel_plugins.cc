@@ -103,8 +103,8 @@ std::vector<std::filesystem::path> default_search_dirs() {
     const std::string dir = path.substr(start, end - start);
     if (!dir.empty()) {
       if (!std::filesystem::is_directory(dir))
-        throw error("GGUFLOW_PLUGIN_PATH: plugin folder '", dir, "' ",
-                    std::filesystem::exists(dir) ? "is not a folder (the path lists folders, not plugin files)"
+        throw error("GGUFLOW_PLUGIN_PATH: ", std::filesystem::exists(dir) ? "entry '" : "plugin folder '", dir, "' ",
+                    std::filesystem::exists(dir) ? "is a file, not a folder (the path lists plugin folders)"
                                                  : "does not exist");
       dirs.emplace_back(dir);
     }
@@ -215,7 +215,9 @@ std::string loader_message(const std::string& path, const boost::dll::fs::error_
 }
 
 // The first entry of the table a plugin left null (a session would call it and crash), or null.
+// The packed-weight entries are optional: a plugin whose pack_rows are all 0 has none (ABI).
 const char* first_missing_entry(const GguflowKernels& t) {
+  const bool packs = std::any_of(std::begin(t.pack_rows), std::end(t.pack_rows), [](uint32_t rows) { return rows > 0; });
   const std::pair<const void*, const char*> entries[] = {
       {reinterpret_cast<const void*>(t.quantize_act), "quantize_act"},
       {reinterpret_cast<const void*>(t.mat_vec), "mat_vec"},
@@ -230,10 +232,10 @@ const char* first_missing_entry(const GguflowKernels& t) {
       {reinterpret_cast<const void*>(t.softmax_f32), "softmax_f32"},
       {reinterpret_cast<const void*>(t.rope_f32), "rope_f32"},
       {reinterpret_cast<const void*>(t.silu_mul_f32), "silu_mul_f32"},
-      {reinterpret_cast<const void*>(t.pack), "pack"},
-      {reinterpret_cast<const void*>(t.mat_vec_packed), "mat_vec_packed"},
-      {reinterpret_cast<const void*>(t.mat_mat_packed), "mat_mat_packed"},
-      {reinterpret_cast<const void*>(t.dequantize_row_packed), "dequantize_row_packed"},
+      {packs ? reinterpret_cast<const void*>(t.pack) : &t, "pack"},
+      {packs ? reinterpret_cast<const void*>(t.mat_vec_packed) : &t, "mat_vec_packed"},
+      {packs ? reinterpret_cast<const void*>(t.mat_mat_packed) : &t, "mat_mat_packed"},
+      {packs ? reinterpret_cast<const void*>(t.dequantize_row_packed) : &t, "dequantize_row_packed"},
       {reinterpret_cast<const void*>(t.gelu_tanh_f32), "gelu_tanh_f32"},
       {reinterpret_cast<const void*>(t.kv_store_row), "kv_store_row"},
       {reinterpret_cast<const void*>(t.kv_dot), "kv_dot"},

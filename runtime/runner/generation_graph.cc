@@ -14,7 +14,7 @@ GenerationGraph load_generation_graph(std::shared_ptr<const GgufFile> file,
   GenerationGraph g;
   g.path = graph_path.empty() ? graph::default_graph_path(*file, graph::Job::kGenerate) : graph_path;
   graph::LoadOptions generating = options;
-  generating.job = "generate";
+  generating.job = graph::Job::kGenerate;
   g.graph = std::make_shared<const graph::Graph>(graph::load_graph(g.path, file, generating));
   g.sampler = checked_sampler_section(g.path, *g.graph, &g.sets_seed);
   return g;

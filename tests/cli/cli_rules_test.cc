@@ -193,11 +193,16 @@ TEST(CliFlags, TokenizeReadsStdinForDash) {
 // brackets, "[1,2]" became two arguments, even after "--".
 TEST(CliFlags, BracketedWordsAreTakenAsTheyAre) {
   GGUFLOW_REQUIRE_DATA(kStories);
+  // Against stdin, which the argument parser never sees.
+  const std::filesystem::path file = temp_dir() / "word.txt";
   for (const std::string text : {"[CLS] hello [SEP]", "[1,2]", "[]", "[x]", "\x1f[x]"}) {
+    std::ofstream(file, std::ios::binary) << text;
+    const Result from_stdin = sh("tokenize -m " + stories() + " --ids - < " + quote(file.string()));
     const Result positional = sh("tokenize -m " + stories() + " --ids -- " + quote(text));
     const Result option = sh("tokenize -m " + stories() + " --ids -p " + quote(text));
     ASSERT_EQ(positional.status, 0) << text << ": " << positional.err;
-    EXPECT_EQ(positional.out, option.out) << text;
+    EXPECT_EQ(positional.out, from_stdin.out) << text;
+    EXPECT_EQ(option.out, from_stdin.out) << text;
   }
   const Result bracketed = sh("tokenize -m " + stories() + " --json '[x]'");
   ASSERT_EQ(bracketed.status, 0) << bracketed.err;
@@ -377,7 +382,7 @@ TEST(CliOutput, UsageErrorsOfTheSecondAudit) {
   EXPECT_NE(no_name.err.find("expected the model file and 1 argument(s) after it, found only 1"), std::string::npos)
       << no_name.err;
   const Result plugin_file = sh("kernels", "GGUFLOW_PLUGIN_PATH=" + stories());
-  EXPECT_NE(plugin_file.err.find("is not a folder"), std::string::npos) << plugin_file.err;
+  EXPECT_NE(plugin_file.err.find("is a file, not a folder"), std::string::npos) << plugin_file.err;
   // A directory on stdin is a read error, not an empty text.
   const Result directory = sh("tokenize" + m + " - < " + quote(temp_dir().string()));
   EXPECT_EQ(directory.status, 1) << directory.err;

@@ -171,6 +171,28 @@ TEST(GraphCli, SvgThroughGraphvizOrAClearMessage) {
   EXPECT_THAT(err, HasSubstr("the Graphviz 'dot' program is not installed (on Debian: sudo apt-get install graphviz)"));
 }
 
+// A dot that exits before reading the whole DOT text (here at once, as one without its SVG
+// plugin does): writing the rest raised SIGPIPE and killed gguflow with no message, leaving the
+// output's temporary file. The graph must be larger than a pipe holds (64 KiB): 40 layers.
+TEST(GraphCli, ADotThatExitsEarlyIsAnError) {
+  const auto dir = temp_dir();
+  const std::string deep = (dir / "deep.gguf").string();
+  std::string out, err;
+  ASSERT_EQ(run_command(gguflow() + " synth --arch llama --n-embd 64 --n-layer 40 --n-head 2 --n-ff 128 --n-vocab 300 "
+                                    "--type F32 -o '" + deep + "'", &out, &err), 0) << err;
+  std::filesystem::create_directories(dir / "bin");
+  write_text(dir / "bin" / "dot", "#!/bin/sh\nexit 3\n");
+  std::filesystem::permissions(dir / "bin" / "dot", std::filesystem::perms::owner_all);
+  const std::string svg = (dir / "g.svg").string();
+  const int status = run_command("PATH='" + (dir / "bin").string() + "':\"$PATH\" " + gguflow() + " graph '" +
+                                     decode_yaml().string() + "' --model '" + deep + "' --svg '" + svg + "'",
+                                 &out, &err);
+  EXPECT_EQ(status, 1) << err;
+  EXPECT_THAT(err, HasSubstr("'dot' failed (exit status 3)"));
+  for (const auto& entry : std::filesystem::directory_iterator(dir))
+    EXPECT_EQ(entry.path().filename().string().find("g.svg"), std::string::npos) << entry.path();
+}
+
 // The SVG is written as every other output (OutputFile): it cannot replace the graph it draws,
 // and a directory is refused with our message, not Graphviz's.
 TEST(GraphCli, SvgCannotReplaceAnInput) {

@@ -107,14 +107,14 @@ TEST_F(GraphDeclarations, AModelOfAFamilyTheGraphDoesNotNameIsRefused) {
 TEST_F(GraphDeclarations, AGraphForAnotherJobIsRefused) {
   auto model = toy_model("job.gguf", "toy", {});
   graph::LoadOptions embedding;
-  embedding.job = "embed";
+  embedding.job = graph::Job::kEmbed;
   EXPECT_EQ(load_message(toy_graph("job: generate\n"), model, embedding),
             toy_path() + ": graph 'toy' has job: generate: expected a graph with job: embed or none (a generation "
                          "graph runs with gguflow run)");
   EXPECT_EQ(load_message(toy_graph("job: embed\n"), model, embedding), "");
   EXPECT_EQ(load_message(toy_graph(), model, embedding), "");
   graph::LoadOptions generating;
-  generating.job = "generate";
+  generating.job = graph::Job::kGenerate;
   EXPECT_THAT(load_message(toy_graph("job: embed\n"), model, generating),
               HasSubstr("expected a graph with job: generate or none (an embedding graph runs with gguflow embed)"));
 }
@@ -134,7 +134,7 @@ TEST_F(TensorCoverage, RopeScalingTheGraphDoesNotReadIsRefused) {
   EXPECT_THAT(load_message(toy_graph(), factor_only), HasSubstr("toy.rope.scaling.factor = 4"));
   auto neutral = toy_model("neutral.gguf", "toy", {}, [](GgufWriter& w) {
     w.set_string("toy.rope.scaling.type", "none");
-    w.set_f32("toy.rope.scaling.factor", 1.0f);
+    w.set_f32("toy.rope.scaling.factor", 4.0f);  // type none: llama.cpp scales nothing
   });
   EXPECT_EQ(load_message(toy_graph(), neutral), "");
   // A graph whose params read the keys implements it (the key's value is its business).

@@ -266,6 +266,14 @@ TEST(Selection, ATableWithoutItsFunctionsIsRefused) {
       << message;
 }
 
+// Packed weights are optional (kernel_abi.h): a table without them, pack_rows all 0, loads.
+TEST(Selection, ATableWithoutPackingLoads) {
+  SelectOptions o;
+  o.search_dirs = {folder_with_plugin("scalar", fake("no_packing"))};
+  o.forced = "scalar";
+  EXPECT_EQ(error_of([&] { plugins::select_kernels(o); }), "");
+}
+
 // The dynamic loader's reason reaches the user (Boost.DLL's code said "Bad file descriptor").
 TEST(Selection, TheLoadersReasonIsGiven) {
   SelectOptions o;
