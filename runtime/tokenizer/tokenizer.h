@@ -33,7 +33,7 @@ struct EncodeOptions {
   // With parse_special: byte ranges [begin, end) of the text, sorted and disjoint, where CONTROL
   // token text is ordinary text after all (RenderedChat::content: messages inside a chat
   // template's markup).
-  std::span<const std::pair<size_t, size_t>> literal_ranges;
+  std::span<const std::pair<size_t, size_t>> literal_ranges = {};
 };
 
 struct DecodeOptions {
