@@ -2,9 +2,9 @@
 // [--ctx C] [--format md|json|csv]`: prefill and decode throughput in the manner of llama-bench,
 // with the streaming read bandwidth and each decode row's roofline fraction.
 // The logic lives in runtime/bench/; this file parses options and picks kernels.
-#include <algorithm>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <optional>

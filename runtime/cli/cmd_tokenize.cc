@@ -90,8 +90,7 @@ int run_tokenize(int argc, char** argv) {
     throw usage_error("expected the text once: as TEXT, -p TEXT, -f FILE or - (stdin); found ",
                       sources, " sources");
   std::string text;
-  if (from_stdin) text = read_stream(stdin);
-  else if (args.get("--file") == "-") text = read_stream(stdin);  // '-' is stdin (docs/CLI.md)
+  if (from_stdin || args.get("--file") == "-") text = read_stream(stdin);  // '-' is stdin (docs/CLI.md)
   else if (args.has("--file")) text = read_input_file(args.get("--file"), "text file");
   else text = args.has("--prompt") ? args.get("--prompt") : args.positionals()[0];
   if (from_stdin || args.has("--file")) text = std::string(console::without_final_newline(text));

@@ -5,7 +5,6 @@
 
 #include <unistd.h>
 
-#include <algorithm>
 #include <filesystem>
 
 #include "runtime/graph/expand.h"
@@ -30,19 +29,7 @@ Graph bind(const GraphSpec& spec, std::shared_ptr<const GgufFile> model, const L
   g.job = spec.job;
   g.unused = spec.unused;
   check_reads_model(g);
-  // After the tensors: a model the graph does not read whole is named by its unread tensors.
-  // Gemma 1 and Granite files have llama's tensor names, so only the family tells them apart.
-  if (g.model_file && !spec.architectures.empty()) {
-    const std::string arch = g.model_file->architecture();
-    if (!arch.empty() && std::find(spec.architectures.begin(), spec.architectures.end(), arch) == spec.architectures.end()) {
-      std::string listed;
-      for (const std::string& a : spec.architectures) listed += (listed.empty() ? "" : ", ") + a;
-      throw error(file, ": graph '", spec.name, "' implements ", listed, "; the model ",
-                  fs::path(g.model_file->path()).filename().string(), " is ", arch,
-                  ": expected a graph whose architectures: name it (without --graph, the shipped one for ",
-                  arch, " if there is one)");
-    }
-  }
+  check_implements_architecture(g);  // after the tensors, which name what the graph leaves unread
   return g;
 }
 

@@ -38,6 +38,14 @@ std::string dims_text(const std::vector<uint64_t>& dims) {
   return s + "]";
 }
 
+// `key: [a, b]` on one line, nothing for an empty list.
+void write_list(std::ostream& out, const char* key, const std::vector<std::string>& words) {
+  if (words.empty()) return;
+  out << key << ": [";
+  for (size_t i = 0; i < words.size(); ++i) out << (i ? ", " : "") << yaml_string(words[i]);
+  out << "]\n";
+}
+
 std::string file_name(const std::string& path) { return std::filesystem::path(path).filename().string(); }
 
 }  // namespace
@@ -53,17 +61,9 @@ std::string lowered_yaml(const Graph& g) {
   out << "graph: " << yaml_string(g.name.empty() ? std::string("graph") : g.name) << "\n";
   // Kept so the lowered file is refused for the same families and commands as its template
   // (graph/load.h), and passes the same unread-tensor check.
-  if (!g.architectures.empty()) {
-    out << "architectures: [";
-    for (size_t i = 0; i < g.architectures.size(); ++i) out << (i ? ", " : "") << yaml_string(g.architectures[i]);
-    out << "]\n";
-  }
+  write_list(out, "architectures", g.architectures);
   if (!g.job.empty()) out << "job: " << g.job << "\n";
-  if (!g.unused.empty()) {
-    out << "unused: [";
-    for (size_t i = 0; i < g.unused.size(); ++i) out << (i ? ", " : "") << yaml_string(g.unused[i]);
-    out << "]\n";
-  }
+  write_list(out, "unused", g.unused);
 
   out << "params:\n";
   for (const auto& p : g.params) {

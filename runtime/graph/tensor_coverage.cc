@@ -1,6 +1,7 @@
 // The unread-tensor check: every tensor of the model is read by a node or listed in `unused:`.
 #include "runtime/graph/tensor_coverage.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
 
@@ -80,6 +81,18 @@ void check_reads_forward_metadata(const GgufFile& model, const std::set<std::str
       throw error(std::filesystem::path(model.path()).filename().string(), ": ", found, ": the model declares rope "
                   "scaling, which ", graph_file, " does not compute (its params do not read the key): expected a "
                   "graph that implements it; a run without it would give other numbers than the model's");
+}
+
+void check_implements_architecture(const Graph& g) {
+  if (!g.model_file || g.architectures.empty()) return;
+  const std::string arch = g.model_file->architecture();
+  if (arch.empty() || std::find(g.architectures.begin(), g.architectures.end(), arch) != g.architectures.end())
+    return;
+  throw error(g.files.empty() ? g.name : g.files.front(), ": graph '", g.name, "' implements ",
+              joined(g.architectures, g.architectures.size()), "; the model ",
+              std::filesystem::path(g.model_file->path()).filename().string(), " is ", arch,
+              ": expected a graph whose architectures: name it (without --graph, the shipped one for ", arch,
+              " if there is one)");
 }
 
 void check_reads_model(const Graph& g) {

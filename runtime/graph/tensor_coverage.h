@@ -26,6 +26,13 @@ std::vector<std::string> unread_tensors(const Graph& g);
 // model's architecture. A model without tensors (tokenizer-only GGUF) passes.
 void check_reads_model(const Graph& g);
 
+// Throws gguflow::Error when the graph lists `architectures:` and the model's
+// general.architecture is not among them (a model without one is left to the graph's params).
+// Checked after check_reads_model: Gemma 1 and Granite files have llama's tensor names, so only
+// the family tells them apart, and llama's graph would run them without their embedding scale,
+// GELU or multipliers.
+void check_implements_architecture(const Graph& g);
+
 // The same for metadata that changes the forward pass of every family alike and that no shipped
 // graph computes: rope scaling (`{arch}.rope.scaling.type` other than none, a
 // `{arch}.rope.scaling.factor` or `{arch}.rope.scale_linear` other than 0 and 1, unless the type
